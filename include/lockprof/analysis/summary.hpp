@@ -1,0 +1,57 @@
+// Per-acquire figures for each cell, summarised over trials, and the comparison with the first
+// lock at the same thread count. Everything derived lives here; results hold only raw counts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockprof/analysis/stats.hpp"
+#include "lockprof/workload/results.hpp"
+
+namespace lockprof::analysis {
+
+struct LatencySummary {
+    double p50_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
+    std::uint64_t samples = 0;
+};
+
+// An event's per-acquire value after multiplex scaling (value * enabled / running).
+struct EventSummary {
+    std::string event;
+    Spread per_acquire;
+    double running_fraction = 0;  // running / enabled, worst thread, median over trials
+    bool counted = false;         // false: never ran on a counter ("not counted", not zero)
+};
+
+struct Comparison {
+    std::string baseline;  // lock it is compared with (first lock at this thread count)
+    double throughput_ratio = 0;  // median acquires/s of this lock / of the baseline
+    bool within_noise = false;    // trial ranges overlap
+    bool single_trial = false;    // no noise estimate possible
+};
+
+struct CellSummary {
+    const workload::CellResult* cell = nullptr;
+    unsigned trials = 0;
+    Spread acquires;              // total acquires per trial
+    Spread acquires_per_second;
+    Spread wall_ns_per_acquire;   // window / acquires: inverse throughput
+    Spread cpu_ns_per_acquire;    // CPU time of all threads / acquires: cost incl. spinning
+    Spread ticks_per_acquire;     // tick counter (TSC / CNTVCT) over the window / acquires
+    Spread rmw_per_acquire;       // atomic read-modify-writes per acquire
+    Spread spins_per_acquire;     // polls of a held lock per acquire
+    Spread jain;                  // fairness of per-thread acquires
+    Spread min_max;
+    Spread cv;
+    std::optional<LatencySummary> latency;  // all trials merged
+    std::vector<EventSummary> events;
+    std::optional<Comparison> comparison;  // absent for the baseline itself
+};
+
+std::vector<CellSummary> summarize(const workload::RunResult& run);
+
+// Scales a counter reading for multiplexing; nullopt when it never ran.
+std::optional<double> scaled_value(const workload::CounterReading& reading);
+
+}  // namespace lockprof::analysis

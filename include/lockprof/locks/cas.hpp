@@ -1,0 +1,44 @@
+// cas: compare-and-swap 0 -> 1, retried until it succeeds (the 2020 PostgreSQL arm64 patch).
+//
+// On ARMv8.0 LL/SC the strong compare-exchange is `ldaxr; cmp; b.ne out; stxr`: when the lock
+// is held it leaves without storing, so waiters share the line instead of fighting for it.
+// With LSE it is one `casa`, which (unlike the LL/SC form) may still take the line exclusive.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "lockprof/locks/lock.hpp"
+
+namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS {
+
+template <Delay D>
+struct alignas(arch::kCacheLine) CasLock {
+    static constexpr std::string_view kName = "cas";
+    static constexpr std::string_view kDescription =
+        "compare-exchange 0->1 until it succeeds (the 2020 PostgreSQL arm64 patch)";
+    static constexpr DelayMask kDelays = kStepDelays;
+
+    struct Context {
+        AttemptStats stats;
+    };
+
+    bool try_lock(Context& c) {
+        ++c.stats.rmw_attempts;
+        std::uint32_t expected = 0;
+        return word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                             std::memory_order_relaxed);
+    }
+    void lock(Context& c) {
+        while (!try_lock(c)) {
+            ++c.stats.spin_iterations;
+            arch::spin_delay<D>();
+        }
+    }
+    void unlock(Context&) { word_.store(0, std::memory_order_release); }
+
+private:
+    std::atomic<std::uint32_t> word_{0};
+};
+
+}  // namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS

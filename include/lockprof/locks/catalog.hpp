@@ -1,0 +1,50 @@
+// The compile-time list of every lock algorithm. Adding a lock: write its header (see tas.hpp),
+// include it here and append it to AllLocks. The runner, list-locks, the typed tests and the
+// aarch64 flavours all iterate this list.
+#pragma once
+
+#include "lockprof/locks/backoff.hpp"
+#include "lockprof/locks/cas.hpp"
+#include "lockprof/locks/clh.hpp"
+#include "lockprof/locks/empty.hpp"
+#include "lockprof/locks/mcs.hpp"
+#include "lockprof/locks/pg_slock.hpp"
+#include "lockprof/locks/pthread_locks.hpp"
+#include "lockprof/locks/tas.hpp"
+#include "lockprof/locks/ticket.hpp"
+#include "lockprof/locks/ttas.hpp"
+#include "lockprof/locks/ttas_cas.hpp"
+
+namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS {
+
+// A list of lock templates (each parameterised by its delay policy).
+template <template <Delay> class... Locks>
+struct LockList {};
+
+using AllLocks = LockList<TasLock, TtasLock, CasLock, TtasCasLock, TasBackoffLock,
+                          TtasBackoffLock, TicketLock, McsLock, ClhLock, PgSlockLock,
+                          PthreadSpinLock, PthreadMutexLock, EmptyLock>;
+
+// Whether a lock provides mutual exclusion (all but the `empty` baseline).
+template <typename L>
+constexpr bool excludes() {
+    if constexpr (requires { L::kExcludes; })
+        return L::kExcludes;
+    else
+        return true;
+}
+
+// Every instantiation must satisfy the concept and the layout rules.
+template <template <Delay> class L>
+constexpr bool check_lock() {
+    static_assert(Lock<L<Delay::none>>);
+    LOCKPROF_ASSERT_LOCK_LAYOUT(L<Delay::none>);
+    return true;
+}
+template <template <Delay> class... Ls>
+constexpr bool check_all(LockList<Ls...>) {
+    return (check_lock<Ls>() && ...);
+}
+static_assert(check_all(AllLocks{}));
+
+}  // namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS

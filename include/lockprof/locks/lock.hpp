@@ -1,0 +1,66 @@
+// The lock concept every algorithm in locks/ satisfies, and the per-thread context it uses.
+//
+// Locks are types, not virtual objects: the runner is instantiated per lock type, so the
+// measured loop calls lock()/unlock() directly and the compiler inlines them.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <string_view>
+
+#include "lockprof/arch/cpu.hpp"
+
+// Lock code is compiled once per ISA flavour on aarch64 (llsc, lse, outline; see
+// docs/ARCHITECTURE.md). Each flavour's translation unit defines LOCKPROF_FLAVOUR_NS, so its
+// instantiations get their own mangled names and the linker cannot merge an LSE copy of a
+// lock function into the LL/SC build (or the reverse). Builds with one flavour use `native`.
+#ifndef LOCKPROF_FLAVOUR_NS
+#define LOCKPROF_FLAVOUR_NS native
+#endif
+
+namespace lockprof::locks {
+
+using arch::Delay;
+
+// What the lock itself counts while acquiring, in plain per-thread integers (no atomics): the
+// evidence that TAS stores on every try while TTAS and CAS wait with loads.
+struct AttemptStats {
+    std::uint64_t rmw_attempts = 0;     // atomic read-modify-writes issued (xchg, cas, fetch_add)
+    std::uint64_t spin_iterations = 0;  // polls of the lock word while it was held
+};
+
+// Bit set of delay policies a lock accepts.
+using DelayMask = std::uint32_t;
+constexpr DelayMask delay_bit(Delay d) { return DelayMask{1} << static_cast<unsigned>(d); }
+// Policies for a lock that only retries its atomic (no monitored word to wait on, so no WFE).
+inline constexpr DelayMask kStepDelays =
+    delay_bit(Delay::none) | delay_bit(Delay::pause) | delay_bit(Delay::yield) |
+    delay_bit(Delay::isb);
+// Policies for a lock that waits on a word with loads: every step delay, plus WFE.
+inline constexpr DelayMask kWaitDelays = kStepDelays | delay_bit(Delay::wfe);
+// A lock that does not spin (the kernel or no lock at all decides how to wait).
+inline constexpr DelayMask kNoDelay = delay_bit(Delay::none);
+
+// A lock algorithm: shared state in the object, per-thread state in Context (a queue node for
+// MCS/CLH, the adaptive spin count for pg-slock, and the attempt statistics for all).
+template <typename L>
+concept Lock = requires(L& lock, typename L::Context& context) {
+    requires std::default_initializable<typename L::Context>;
+    { context.stats } -> std::convertible_to<AttemptStats&>;
+    { lock.lock(context) };
+    { lock.try_lock(context) } -> std::same_as<bool>;
+    { lock.unlock(context) };
+    { L::kName } -> std::convertible_to<std::string_view>;
+    { L::kDescription } -> std::convertible_to<std::string_view>;
+    { L::kDelays } -> std::convertible_to<DelayMask>;
+};
+
+// Asserts the layout rules every lock keeps: the shared state starts a cache line and does not
+// share it with anything else, so measured contention is the lock's own.
+#define LOCKPROF_ASSERT_LOCK_LAYOUT(Type)                                                    \
+    static_assert(alignof(Type) >= ::lockprof::arch::kCacheLine,                            \
+                  #Type " must be cache-line aligned");                                      \
+    static_assert(sizeof(Type) % ::lockprof::arch::kCacheLine == 0,                         \
+                  #Type " must fill whole cache lines")
+
+}  // namespace lockprof::locks

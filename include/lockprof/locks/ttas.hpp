@@ -1,0 +1,42 @@
+// ttas: test, then test-and-set. Waits with plain loads while the lock is held and only
+// exchanges once it has seen it free (PostgreSQL's TAS_SPIN on arm64 since 2020).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "lockprof/locks/lock.hpp"
+
+namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS {
+
+template <Delay D>
+struct alignas(arch::kCacheLine) TtasLock {
+    static constexpr std::string_view kName = "ttas";
+    static constexpr std::string_view kDescription =
+        "load until free, then exchange (PostgreSQL TAS_SPIN on arm64)";
+    static constexpr DelayMask kDelays = kWaitDelays;
+
+    struct Context {
+        AttemptStats stats;
+    };
+
+    bool try_lock(Context& c) {
+        if (word_.load(std::memory_order_relaxed) != 0) return false;
+        ++c.stats.rmw_attempts;
+        return word_.exchange(1, std::memory_order_acquire) == 0;
+    }
+    void lock(Context& c) {
+        for (;;) {
+            ++c.stats.rmw_attempts;
+            if (word_.exchange(1, std::memory_order_acquire) == 0) return;
+            arch::spin_until<D>(word_, [](std::uint32_t v) { return v == 0; },
+                                c.stats.spin_iterations);
+        }
+    }
+    void unlock(Context&) { word_.store(0, std::memory_order_release); }
+
+private:
+    std::atomic<std::uint32_t> word_{0};
+};
+
+}  // namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS

@@ -1,0 +1,29 @@
+// The result file: raw per-thread figures (enough to recompute everything) plus the derived
+// summaries for scripts. Schema documented in docs/result-schema.md; bump kSchemaVersion on any
+// incompatible change.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "lockprof/analysis/summary.hpp"
+#include "lockprof/workload/results.hpp"
+
+namespace lockprof::report {
+
+inline constexpr const char* kSchemaName = "lockprof.result";
+inline constexpr int kSchemaVersion = 1;
+
+nlohmann::json to_json(const workload::RunResult& run,
+                       const std::vector<analysis::CellSummary>& summaries);
+
+// Reads a result file back (raw data only; summaries are recomputed by the caller). Throws
+// UsageError naming the file for unreadable files, other schemas and versions, and truncation.
+workload::RunResult read_result(const std::filesystem::path& path);
+
+// Parses the raw part of a result document (used by read_result and tests).
+workload::RunResult result_from_json(const nlohmann::json& doc);
+
+}  // namespace lockprof::report

@@ -1,0 +1,42 @@
+// Every runnable lock: each algorithm of locks/catalog.hpp, per compiled ISA flavour, with its
+// measured loop instantiated for every delay policy it accepts.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockprof/locks/lock.hpp"
+#include "lockprof/workload/kernel.hpp"
+
+namespace lockprof::workload {
+
+inline constexpr std::size_t kDelayCount = std::size(arch::kAllDelays);
+
+struct RunnableLock {
+    std::string name;       // what users type: "tas", or "tas@llsc" for a flavour
+    std::string algorithm;  // "tas"
+    std::string flavour;    // "" for the default build, else "llsc" / "lse" / "outline"
+    std::string description;
+    locks::DelayMask delays = 0;  // accepted by the algorithm and available on this arch
+    bool excludes = true;         // false only for `empty`
+    bool needs_lse = false;       // flavour executes ARMv8.1 atomics
+    // kernels[delay][latency]: empty where the delay is not accepted.
+    std::array<std::array<LoopKernel, 2>, kDelayCount> kernels{};
+
+    bool accepts(arch::Delay d) const { return (delays & locks::delay_bit(d)) != 0; }
+    // The delay used when the user names none: the platform default if accepted, else none.
+    arch::Delay default_delay() const;
+    const LoopKernel& kernel(arch::Delay d, bool latency) const {
+        return kernels[static_cast<std::size_t>(d)][latency ? 1 : 0];
+    }
+};
+
+// All runnable locks, default flavour first, in catalog order.
+const std::vector<RunnableLock>& lock_catalog();
+
+// The lock named `name`, or nullptr.
+const RunnableLock* find_lock(std::string_view name);
+
+}  // namespace lockprof::workload

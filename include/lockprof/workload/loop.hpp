@@ -1,0 +1,61 @@
+// The measured loop, instantiated per lock type. Include this only from a flavour translation
+// unit (src/workload/kernels.cpp) or from tests.
+#pragma once
+
+#include <cstdint>
+
+#include "lockprof/locks/catalog.hpp"
+#include "lockprof/workload/kernel.hpp"
+
+namespace lockprof::workload::inline LOCKPROF_FLAVOUR_NS {
+
+// lockhammer's loop: acquire, critical work on shared lines, release, parallel work. The lock
+// calls are direct (LockT is a concrete type), so nothing indirect runs per iteration.
+template <typename LockT, bool kLatency>
+void measured_loop(void* lock_storage, const LoopArgs& args) {
+    LockT& lock = *static_cast<LockT*>(lock_storage);
+    typename LockT::Context context;
+    ThreadResult& result = *args.result;
+    const std::atomic<bool>& stop = *args.stop;
+    std::uint64_t acquires = 0;
+
+    while (acquires < args.acquire_limit && !stop.load(std::memory_order_relaxed)) {
+        std::uint64_t before = 0;
+        if constexpr (kLatency) before = arch::ticks();
+        lock.lock(context);
+        if constexpr (kLatency) result.latency.record(arch::ticks() - before);
+
+        // Relaxed load + store rather than fetch_add: inside a working lock this is exactly a
+        // plain increment (and moves the line like one); under a broken lock it loses updates,
+        // which the harness detects by comparing the first line with the acquire count.
+        for (unsigned i = 0; i < args.line_count; ++i) {
+            auto& v = args.lines[i].value;
+            v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        }
+        arch::burn(args.critical_iterations);
+        lock.unlock(context);
+
+        ++acquires;
+        args.progress->acquires.store(acquires, std::memory_order_relaxed);
+        arch::burn(args.parallel_iterations);
+    }
+    result.acquires = acquires;
+    result.rmw_attempts = context.stats.rmw_attempts;
+    result.spin_iterations = context.stats.spin_iterations;
+}
+
+template <typename LockT>
+void* create_lock() {
+    return new LockT();
+}
+template <typename LockT>
+void destroy_lock(void* lock) {
+    delete static_cast<LockT*>(lock);
+}
+
+template <typename LockT, bool kLatency>
+constexpr LoopKernel make_kernel() {
+    return LoopKernel{&create_lock<LockT>, &destroy_lock<LockT>, &measured_loop<LockT, kLatency>};
+}
+
+}  // namespace lockprof::workload::inline LOCKPROF_FLAVOUR_NS

@@ -1,0 +1,38 @@
+// From a validated request to the ordered list of cells to run. All checks that can fail on
+// user input happen here, before any thread starts.
+#pragma once
+
+#include <vector>
+
+#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/pinning.hpp"
+#include "lockprof/workload/spec.hpp"
+
+namespace lockprof::workload {
+
+struct PlannedCell {
+    const RunnableLock* lock = nullptr;
+    arch::Delay delay = arch::Delay::none;
+    unsigned threads = 0;
+};
+
+struct Plan {
+    RunSpec spec;
+    Calibration calibration;
+    std::vector<PlannedCell> cells;  // thread count major, locks in the user's order
+    std::vector<CpuTopology> cpus;
+
+    TrialSpec trial_spec(const PlannedCell& cell, std::uint64_t trial) const;
+};
+
+// The lock named `name`, or UsageError with a did-you-mean and the list.
+const RunnableLock& resolve_lock(const std::string& name);
+
+// Throws UsageError for unknown locks, delays a lock does not accept or this CPU lacks, LSE
+// flavours on CPUs without LSE, empty thread lists, unavailable CPUs.
+Plan make_plan(const RunSpec& spec, const Calibration& calibration);
+
+// Measures burn() speed and the tick rate (a few tens of milliseconds).
+Calibration calibrate();
+
+}  // namespace lockprof::workload

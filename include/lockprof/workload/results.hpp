@@ -1,0 +1,99 @@
+// What a run produced: raw per-thread figures for every trial of every cell, plus provenance.
+// Derived figures (per-acquire metrics, medians, fairness) are computed by analysis/ from these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockprof/workload/provenance.hpp"
+#include "lockprof/workload/spec.hpp"
+
+namespace lockprof::workload {
+
+// Log-linear histogram of acquire latencies in ticks: values below 2^kSubBits are exact, above
+// that each power of two is split into 2^kSubBits buckets (worst relative error 1/2^kSubBits).
+class LatencyHistogram {
+public:
+    static constexpr unsigned kSubBits = 5;
+    static constexpr unsigned kBuckets = (64 - kSubBits + 1) << kSubBits;
+
+    void record(std::uint64_t value) {
+        ++counts_[bucket_of(value)];
+        ++total_;
+        if (value > max_) max_ = value;
+    }
+    void merge(const LatencyHistogram& other);
+    std::uint64_t total() const { return total_; }
+    std::uint64_t max() const { return max_; }
+    // Smallest recorded value v such that at least `quantile` of the values are <= v (upper
+    // bound of its bucket, capped at the maximum seen).
+    std::uint64_t quantile(double quantile) const;
+    bool empty() const { return total_ == 0; }
+
+    // Non-empty buckets as (bucket index, count), for serialisation.
+    std::vector<std::pair<unsigned, std::uint64_t>> nonzero() const;
+    void set_bucket(unsigned index, std::uint64_t count);
+    void set_max(std::uint64_t max) { max_ = max; }
+
+    static unsigned bucket_of(std::uint64_t value);
+    static std::uint64_t bucket_upper(unsigned bucket);
+
+private:
+    std::vector<std::uint64_t> counts_ = std::vector<std::uint64_t>(kBuckets, 0);
+    std::uint64_t total_ = 0;
+    std::uint64_t max_ = 0;
+};
+
+// A hardware or software counter read at the end of a thread's measured window (filled by the
+// PMU instrumentation). Scaling by enabled/running happens in analysis/.
+struct CounterReading {
+    std::string event;             // alias or libpfm4 name as the user wrote it
+    std::uint64_t raw = 0;         // value as read
+    std::uint64_t enabled_ns = 0;  // TOTAL_TIME_ENABLED
+    std::uint64_t running_ns = 0;  // TOTAL_TIME_RUNNING (0: never scheduled on a counter)
+};
+
+struct ThreadResult {
+    unsigned index = 0;
+    int cpu = -1;  // pinned CPU, -1 when not pinned
+    std::uint64_t acquires = 0;
+    std::uint64_t rmw_attempts = 0;
+    std::uint64_t spin_iterations = 0;
+    std::uint64_t cpu_ns = 0;    // CLOCK_THREAD_CPUTIME_ID over the measured window
+    std::uint64_t start_ns = 0;  // window start, relative to the trial's release
+    std::uint64_t end_ns = 0;    // window end, relative to the trial's release
+    LatencyHistogram latency;    // acquire latency in ticks, when --latency
+    std::vector<CounterReading> counters;
+};
+
+struct TrialResult {
+    unsigned trial = 0;
+    std::uint64_t wall_ns = 0;  // release of the start barrier to the last thread's stop
+    std::uint64_t ticks = 0;    // the same window in arch::ticks()
+    std::vector<ThreadResult> threads;
+};
+
+// One lock at one thread count: all its trials.
+struct CellResult {
+    std::string lock;       // registered name, e.g. "tas" or "tas@llsc"
+    std::string algorithm;  // "tas"
+    std::string flavour;    // "" for the default build
+    arch::Delay delay = arch::Delay::none;
+    unsigned threads = 0;
+    std::vector<TrialResult> trials;
+    bool complete = true;  // false when interrupted before all trials ran
+    // Critical-section updates lost over all trials: non-zero means the lock did not exclude.
+    std::uint64_t lost_updates = 0;
+};
+
+struct RunResult {
+    Provenance provenance;
+    RunSpec spec;
+    Calibration calibration;
+    std::vector<CellResult> cells;
+    std::vector<std::string> notes;  // things the user must know (dropped events, fallbacks)
+    bool interrupted = false;
+};
+
+}  // namespace lockprof::workload

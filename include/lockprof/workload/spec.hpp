@@ -1,0 +1,67 @@
+// What to run: the validated request (RunSpec, filled by the CLI from options and profiles) and
+// one trial of one lock at one thread count (TrialSpec, made by the plan).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockprof/arch/cpu.hpp"
+
+namespace lockprof::workload {
+
+enum class PinMode { none, compact, scatter, list };
+
+struct PinSpec {
+    PinMode mode = PinMode::none;
+    std::vector<int> cpus;  // for PinMode::list
+};
+
+// The loop each thread runs (lockhammer's model): acquire, critical work touching
+// `shared_lines` shared cache lines, release, parallel work. Work is given in nanoseconds and
+// turned into calibrated busy-loop trips at start-up.
+struct WorkSpec {
+    std::uint64_t critical_ns = 0;
+    std::uint64_t parallel_ns = 0;
+    unsigned shared_lines = 1;
+};
+
+// Everything a user asked for, after parsing and validation.
+struct RunSpec {
+    std::vector<std::string> locks;    // names as the user wrote them ("tas", "cas@lse")
+    std::vector<unsigned> threads;     // sweep, in the user's order
+    std::optional<std::uint64_t> duration_ns;         // stop after this long ...
+    std::optional<std::uint64_t> acquires_per_thread;  // ... or after this many acquires each
+    WorkSpec work;
+    std::optional<arch::Delay> delay;  // none set: each lock's default
+    PinSpec pin;
+    std::uint64_t warmup_ns = 0;
+    unsigned trials = 1;
+    std::uint64_t seed = 1;
+    bool latency = false;
+    std::uint64_t watchdog_ns = 10'000'000'000;  // no progress for this long ends the run
+};
+
+// Calibration of the machine, measured once at start-up.
+struct Calibration {
+    double burn_iterations_per_ns = 0;  // arch::burn() trips per nanosecond
+    double ticks_per_ns = 0;            // arch::ticks() per nanosecond
+};
+
+// One trial of one lock at one thread count, fully resolved.
+struct TrialSpec {
+    unsigned threads = 1;
+    arch::Delay delay = arch::Delay::none;
+    std::optional<std::uint64_t> duration_ns;
+    std::optional<std::uint64_t> acquires_per_thread;
+    WorkSpec work;
+    std::uint64_t critical_iterations = 0;  // burn() trips for work.critical_ns
+    std::uint64_t parallel_iterations = 0;  // burn() trips for work.parallel_ns
+    std::vector<int> cpu_of_thread;         // empty: not pinned
+    bool latency = false;
+    std::uint64_t seed = 1;
+    std::uint64_t watchdog_ns = 10'000'000'000;
+};
+
+}  // namespace lockprof::workload

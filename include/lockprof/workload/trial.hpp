@@ -1,0 +1,30 @@
+// Runs one trial: creates the threads, releases them together, stops them, collects results.
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/instrument.hpp"
+#include "lockprof/workload/results.hpp"
+#include "lockprof/workload/spec.hpp"
+
+namespace lockprof::workload {
+
+struct RunControl {
+    std::vector<Instrumentation*> instruments;
+    // Set asynchronously (SIGINT); the running trial stops early and is reported interrupted.
+    const std::atomic<bool>* interrupted = nullptr;
+};
+
+struct TrialOutcome {
+    TrialResult result;
+    bool interrupted = false;
+    // For excluding locks: updates lost in the critical section (0 when the lock works).
+    std::uint64_t lost_updates = 0;
+};
+
+// Throws StallError when no progress is made for spec.watchdog_ns.
+TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunControl& control);
+
+}  // namespace lockprof::workload

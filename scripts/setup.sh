@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs the Debian packages lockprof needs to build and test, skipping what is present.
+#   scripts/setup.sh            build + test dependencies (native x86_64/aarch64)
+#   scripts/setup.sh --cross    also the aarch64 cross toolchain, qemu-user and arm64 libraries
+#   scripts/setup.sh --extras   also chromium (SVG/report rendering tests) and postgresql
+set -euo pipefail
+
+want_cross=0
+want_extras=0
+for arg in "$@"; do
+  case "$arg" in
+    --cross) want_cross=1 ;;
+    --extras) want_extras=1 ;;
+    *) echo "setup.sh: unknown argument '$arg' (use --cross, --extras)" >&2; exit 2 ;;
+  esac
+done
+
+packages=(cmake ninja-build g++ pkg-config git binutils clang-format
+          libpfm4-dev libfmt-dev libboost-program-options-dev nlohmann-json3-dev
+          libgtest-dev libgmock-dev libdw-dev libelf-dev linux-perf)
+if [[ $want_cross == 1 ]]; then
+  packages+=(g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user)
+fi
+if [[ $want_extras == 1 ]]; then
+  packages+=(chromium postgresql postgresql-contrib libxml2-utils)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+arm64_packages=(libpfm4-dev:arm64 libfmt-dev:arm64 libboost-program-options-dev:arm64
+                libgtest-dev:arm64 libdw-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64)
+arm64_missing=()
+if [[ $want_cross == 1 ]]; then
+  for p in "${arm64_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || arm64_missing+=("$p")
+  done
+fi
+
+if [[ ${#missing[@]} -eq 0 && ${#arm64_missing[@]} -eq 0 ]]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+if [[ ${#arm64_missing[@]} -gt 0 ]]; then
+  $sudo dpkg --add-architecture arm64
+fi
+echo "setup: installing ${missing[*]} ${arm64_missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" "${arm64_missing[@]}" >/dev/null
+echo "setup: done"

@@ -1,0 +1,146 @@
+#include "lockprof/analysis/summary.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace lockprof::analysis {
+
+std::optional<double> scaled_value(const workload::CounterReading& r) {
+    if (r.running_ns == 0) return std::nullopt;
+    if (r.running_ns >= r.enabled_ns) return static_cast<double>(r.raw);
+    return static_cast<double>(r.raw) *
+           (static_cast<double>(r.enabled_ns) / static_cast<double>(r.running_ns));
+}
+
+namespace {
+
+struct TrialFigures {
+    double acquires = 0, per_second = 0, wall_per = 0, cpu_per = 0, ticks_per = 0, rmw_per = 0,
+           spins_per = 0, jain = 1, min_max = 1, cv = 0;
+};
+
+TrialFigures figures_of(const workload::TrialResult& t) {
+    TrialFigures f;
+    double cpu = 0, rmw = 0, spins = 0;
+    std::vector<double> per_thread;
+    for (const auto& th : t.threads) {
+        f.acquires += static_cast<double>(th.acquires);
+        cpu += static_cast<double>(th.cpu_ns);
+        rmw += static_cast<double>(th.rmw_attempts);
+        spins += static_cast<double>(th.spin_iterations);
+        per_thread.push_back(static_cast<double>(th.acquires));
+    }
+    const double acquires = std::max(f.acquires, 1.0);
+    f.per_second = t.wall_ns ? f.acquires / (static_cast<double>(t.wall_ns) * 1e-9) : 0;
+    f.wall_per = static_cast<double>(t.wall_ns) / acquires;
+    f.cpu_per = cpu / acquires;
+    f.ticks_per = static_cast<double>(t.ticks) / acquires;
+    f.rmw_per = rmw / acquires;
+    f.spins_per = spins / acquires;
+    f.jain = jain_index(per_thread);
+    f.min_max = min_max_ratio(per_thread);
+    f.cv = coefficient_of_variation(per_thread);
+    return f;
+}
+
+std::vector<EventSummary> events_of(const workload::CellResult& cell) {
+    // Event names in first-seen order.
+    std::vector<std::string> names;
+    for (const auto& t : cell.trials)
+        for (const auto& th : t.threads)
+            for (const auto& c : th.counters)
+                if (std::find(names.begin(), names.end(), c.event) == names.end())
+                    names.push_back(c.event);
+    std::vector<EventSummary> out;
+    for (const auto& name : names) {
+        EventSummary e;
+        e.event = name;
+        std::vector<double> per_acquire, fractions;
+        for (const auto& t : cell.trials) {
+            double total = 0, acquires = 0, worst_fraction = 1;
+            bool any = false;
+            for (const auto& th : t.threads) {
+                acquires += static_cast<double>(th.acquires);
+                for (const auto& c : th.counters) {
+                    if (c.event != name) continue;
+                    const double fraction =
+                        c.enabled_ns ? static_cast<double>(c.running_ns) /
+                                           static_cast<double>(c.enabled_ns)
+                                     : 0;
+                    worst_fraction = std::min(worst_fraction, fraction);
+                    if (auto v = scaled_value(c)) total += *v, any = true;
+                }
+            }
+            if (any) per_acquire.push_back(total / std::max(acquires, 1.0));
+            fractions.push_back(worst_fraction);
+        }
+        e.counted = !per_acquire.empty();
+        e.per_acquire = summarize(per_acquire);
+        e.running_fraction = median(fractions);
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<CellSummary> summarize(const workload::RunResult& run) {
+    std::vector<CellSummary> out;
+    for (const auto& cell : run.cells) {
+        CellSummary s;
+        s.cell = &cell;
+        s.trials = static_cast<unsigned>(cell.trials.size());
+        std::vector<TrialFigures> figures;
+        for (const auto& t : cell.trials) figures.push_back(figures_of(t));
+        auto collect = [&](double TrialFigures::*member) {
+            std::vector<double> v;
+            for (const auto& f : figures) v.push_back(f.*member);
+            return analysis::summarize(v);
+        };
+        s.acquires = collect(&TrialFigures::acquires);
+        s.acquires_per_second = collect(&TrialFigures::per_second);
+        s.wall_ns_per_acquire = collect(&TrialFigures::wall_per);
+        s.cpu_ns_per_acquire = collect(&TrialFigures::cpu_per);
+        s.ticks_per_acquire = collect(&TrialFigures::ticks_per);
+        s.rmw_per_acquire = collect(&TrialFigures::rmw_per);
+        s.spins_per_acquire = collect(&TrialFigures::spins_per);
+        s.jain = collect(&TrialFigures::jain);
+        s.min_max = collect(&TrialFigures::min_max);
+        s.cv = collect(&TrialFigures::cv);
+
+        workload::LatencyHistogram merged;
+        for (const auto& t : cell.trials)
+            for (const auto& th : t.threads) merged.merge(th.latency);
+        if (!merged.empty() && run.calibration.ticks_per_ns > 0) {
+            const double per_ns = run.calibration.ticks_per_ns;
+            LatencySummary l;
+            l.p50_ns = static_cast<double>(merged.quantile(0.5)) / per_ns;
+            l.p99_ns = static_cast<double>(merged.quantile(0.99)) / per_ns;
+            l.p999_ns = static_cast<double>(merged.quantile(0.999)) / per_ns;
+            l.max_ns = static_cast<double>(merged.max()) / per_ns;
+            l.samples = merged.total();
+            s.latency = l;
+        }
+        s.events = events_of(cell);
+        out.push_back(std::move(s));
+    }
+    // Compare each cell with the first lock at the same thread count.
+    std::map<unsigned, const CellSummary*> baseline;
+    for (auto& s : out) {
+        auto [it, first] = baseline.emplace(s.cell->threads, &s);
+        if (first || s.trials == 0 || it->second->trials == 0) continue;
+        const CellSummary& base = *it->second;
+        Comparison c;
+        c.baseline = base.cell->lock;
+        c.throughput_ratio = base.acquires_per_second.median > 0
+                                 ? s.acquires_per_second.median / base.acquires_per_second.median
+                                 : 0;
+        c.single_trial = s.trials < 2 || base.trials < 2;
+        c.within_noise = !c.single_trial &&
+                         ranges_overlap(s.acquires_per_second, base.acquires_per_second);
+        s.comparison = c;
+    }
+    return out;
+}
+
+}  // namespace lockprof::analysis

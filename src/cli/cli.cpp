@@ -1,0 +1,50 @@
+#include "cli/cli.hpp"
+
+#include <cstdio>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/error.hpp"
+#include "lockprof/common/parse.hpp"
+
+namespace lockprof::cli {
+
+const std::vector<Command>& commands() {
+    static const std::vector<Command> all = {
+        {"run", "run lock workloads across a thread sweep (the default command)", run_command},
+        {"list-locks", "list the lock algorithms, their flavours and delay policies",
+         list_locks_command},
+    };
+    return all;
+}
+
+int main(int argc, char** argv) {
+    std::vector<std::string> argv_copy(argv, argv + argc);
+    std::vector<std::string> args(argv_copy.begin() + (argc > 0 ? 1 : 0), argv_copy.end());
+    try {
+        // `lockprof SUBCOMMAND ...`; anything else (options or nothing) is a run.
+        if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
+            for (const auto& command : commands())
+                if (args[0] == command.name)
+                    return command.run({args.begin() + 1, args.end()}, argv_copy);
+            std::vector<std::string> names;
+            for (const auto& command : commands()) names.emplace_back(command.name);
+            const auto suggestion = did_you_mean(args[0], names);
+            throw UsageError(fmt::format(
+                "unknown command '{}'{}; see `lockprof --help` for the commands", args[0],
+                suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion)));
+        }
+        return run_command(args, argv_copy);
+    } catch (const Error& e) {
+        std::fflush(stdout);
+        fmt::print(stderr, "lockprof: {}\n", e.what());
+        return e.exit_code();
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        fmt::print(stderr, "lockprof: internal error: {}\n", e.what());
+        return 1;
+    }
+}
+
+}  // namespace lockprof::cli

@@ -1,0 +1,26 @@
+// Command-line front end: subcommand dispatch and the shared error-to-exit-code policy.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lockprof::cli {
+
+// A subcommand receives its arguments (without the program and subcommand names) and the
+// full argv for provenance. Returns the process exit code; throws lockprof::Error on failure.
+struct Command {
+    const char* name;
+    const char* summary;
+    int (*run)(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+};
+
+// All subcommands, in the order `lockprof --help` lists them.
+const std::vector<Command>& commands();
+
+int main(int argc, char** argv);
+
+// The subcommands (one file each in src/cli/).
+int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int list_locks_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+
+}  // namespace lockprof::cli

@@ -1,0 +1,293 @@
+// The default command: options -> RunSpec -> plan -> sweep -> summaries -> table/JSON/CSV.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "cli/cli.hpp"
+#include "cli/profile.hpp"
+#include "lockprof/analysis/summary.hpp"
+#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/error.hpp"
+#include "lockprof/common/parse.hpp"
+#include "lockprof/report/json.hpp"
+#include "lockprof/report/run_report.hpp"
+#include "lockprof/workload/sweep.hpp"
+#include "lockprof_build_info.hpp"
+
+namespace po = boost::program_options;
+
+namespace lockprof::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_sigint(int) {
+    g_interrupted.store(true);
+    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C kills at once
+}
+
+std::string default_threads() {
+    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    std::string list;
+    for (unsigned n = 1; n < cpus; n *= 2) list += fmt::format("{},", n);
+    return list + std::to_string(cpus);
+}
+
+po::options_description workload_options() {
+    po::options_description o("Workload");
+    // clang-format off
+    o.add_options()
+        ("lock,l", po::value<std::string>()->default_value("tas,ttas,cas"),
+         "locks to compare, comma-separated; the first is the baseline of the `vs first` "
+         "column. `lockprof list-locks` shows them all")
+        ("threads,t", po::value<std::string>()->default_value(default_threads()),
+         "thread counts to sweep: 1,2,4,8 or ranges 1-4 (default: powers of two up to the "
+         "number of CPUs). More threads than CPUs is allowed: that is oversubscription")
+        ("duration,d", po::value<std::string>()->default_value("500ms"),
+         "how long each trial runs: 2s, 500ms, 250us")
+        ("acquires,n", po::value<std::string>(),
+         "instead of --duration, stop each thread after this many acquires (50000, 50k)")
+        ("critical-ns", po::value<std::string>()->default_value("0"),
+         "busy work inside the critical section, in nanoseconds (calibrated at start-up)")
+        ("parallel-ns", po::value<std::string>()->default_value("0"),
+         "busy work outside the lock between acquires, in nanoseconds")
+        ("shared-lines", po::value<std::string>()->default_value("1"),
+         "shared cache lines the critical section increments, so the lock's data moves "
+         "between cores like a real critical section's. 0: none (then exclusion is not checked)")
+        ("delay", po::value<std::string>(),
+         "spin-delay policy for every lock: none, pause (x86), yield, isb, wfe (aarch64). "
+         "Default: each lock's platform default (pause on x86, isb on aarch64)")
+        ("pin", po::value<std::string>()->default_value("none"),
+         "thread placement: none, compact (CPUs in order), scatter (spread over packages and "
+         "cores first), or a CPU list such as 0,2,4-7")
+        ("warmup", po::value<std::string>()->default_value("0"),
+         "run each cell this long, unrecorded, before the trials (e.g. 200ms)")
+        ("trials", po::value<std::string>()->default_value("3"),
+         "repetitions of each cell; figures are medians with the trials' spread, and "
+         "comparisons say `within noise` when the trials' ranges overlap")
+        ("seed", po::value<std::string>()->default_value("1"), "seed for randomised work")
+        ("latency", po::bool_switch(),
+         "record each acquire's latency with the tick counter (p50, p99, p99.9, max)")
+        ("watchdog", po::value<std::string>()->default_value("10s"),
+         "end the run with an error if no acquire completes for this long");
+    // clang-format on
+    return o;
+}
+
+po::options_description output_options() {
+    po::options_description o("Output");
+    // clang-format off
+    o.add_options()
+        ("output,o", po::value<std::string>(),
+         "write the full result as JSON (schema: docs/result-schema.md)")
+        ("csv", po::value<std::string>(), "write one CSV row per lock and thread count")
+        ("quiet,q", po::bool_switch(), "do not print the table")
+        ("profile,p", po::value<std::string>(),
+         "read options from an INI profile (profiles/*.ini); the command line wins");
+    // clang-format on
+    return o;
+}
+
+std::string usage_text(const po::options_description& visible) {
+    std::string out = fmt::format(
+        "lockprof {} - why is this lock slow on this CPU?\n\n"
+        "Runs spinlock algorithms side by side across thread counts and reports throughput,\n"
+        "per-acquire cost, atomic attempts, fairness and (with --latency) acquire latency,\n"
+        "each as the median of several trials with its spread.\n\n"
+        "Usage:\n"
+        "  lockprof [run] [options]          run lock workloads (the default command)\n"
+        "  lockprof COMMAND [options]        see `lockprof COMMAND --help`\n\n"
+        "Commands:\n",
+        LOCKPROF_VERSION);
+    for (const auto& command : commands())
+        out += fmt::format("  {:<14} {}\n", command.name, command.summary);
+    out +=
+        "\nExamples:\n"
+        "  lockprof --lock=tas,ttas,cas --threads=1,2,4,8        compare three locks\n"
+        "  lockprof --profile profiles/tas-vs-cas.ini            the 2020 PostgreSQL thread's shape\n"
+        "  lockprof --lock=ticket,mcs --threads=4 --latency      FIFO locks with latency percentiles\n"
+        "  lockprof --lock=tas --acquires=50000 --threads=1,2,4  fixed work per thread\n"
+        "  lockprof --output run.json --csv run.csv              keep results for scripts\n\n";
+    std::ostringstream options;
+    options << visible;
+    out += options.str();
+    out +=
+        "\nExit status: 0 success, 1 failure, 2 bad usage or input, 3 a lock stopped making\n"
+        "progress (watchdog), 130 interrupted (what finished is still printed and written).\n";
+    return out;
+}
+
+unsigned to_unsigned(std::uint64_t value, const char* option) {
+    if (value > 1'000'000)
+        throw UsageError(fmt::format("--{}: {} is too large", option, value));
+    return static_cast<unsigned>(value);
+}
+
+workload::RunSpec spec_from(const po::variables_map& vm) {
+    workload::RunSpec spec;
+    spec.locks = split_list(vm["lock"].as<std::string>(), "lock");
+    spec.threads = parse_thread_list(vm["threads"].as<std::string>(), "threads");
+    if (vm.count("acquires")) {
+        spec.acquires_per_thread = parse_count(vm["acquires"].as<std::string>(), "acquires");
+        if (*spec.acquires_per_thread == 0)
+            throw UsageError("--acquires: must be at least 1");
+    } else {
+        spec.duration_ns = parse_duration_ns(vm["duration"].as<std::string>(), "duration");
+        if (*spec.duration_ns == 0)
+            throw UsageError("--duration: must be longer than 0; try --duration=1s");
+    }
+    spec.work.critical_ns = parse_count(vm["critical-ns"].as<std::string>(), "critical-ns");
+    spec.work.parallel_ns = parse_count(vm["parallel-ns"].as<std::string>(), "parallel-ns");
+    spec.work.shared_lines =
+        to_unsigned(parse_count(vm["shared-lines"].as<std::string>(), "shared-lines"),
+                    "shared-lines");
+    if (vm.count("delay")) {
+        const std::string name = vm["delay"].as<std::string>();
+        bool found = false;
+        for (auto d : arch::kAllDelays)
+            if (arch::delay_name(d) == name) spec.delay = d, found = true;
+        if (!found)
+            throw UsageError(fmt::format(
+                "--delay: unknown policy '{}'; choose none, pause, yield, isb or wfe", name));
+    }
+    const std::string pin = vm["pin"].as<std::string>();
+    if (pin == "none")
+        spec.pin.mode = workload::PinMode::none;
+    else if (pin == "compact")
+        spec.pin.mode = workload::PinMode::compact;
+    else if (pin == "scatter")
+        spec.pin.mode = workload::PinMode::scatter;
+    else {
+        spec.pin.mode = workload::PinMode::list;
+        spec.pin.cpus = parse_cpu_list(pin, "pin");
+    }
+    spec.warmup_ns = parse_duration_ns(vm["warmup"].as<std::string>(), "warmup");
+    spec.trials = to_unsigned(parse_count(vm["trials"].as<std::string>(), "trials"), "trials");
+    spec.seed = parse_count(vm["seed"].as<std::string>(), "seed");
+    spec.latency = vm["latency"].as<bool>();
+    spec.watchdog_ns = parse_duration_ns(vm["watchdog"].as<std::string>(), "watchdog");
+    if (spec.watchdog_ns < 100'000'000)
+        throw UsageError("--watchdog: at least 100ms, or every slow handoff looks like a stall");
+    return spec;
+}
+
+void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
+                   const std::vector<analysis::CellSummary>& summaries) {
+    if (!vm["quiet"].as<bool>()) {
+        std::cout << report::render_table(run, summaries);
+        std::cout.flush();
+    }
+    if (vm.count("output"))
+        write_file_atomically(vm["output"].as<std::string>(),
+                              report::to_json(run, summaries).dump(2) + "\n");
+    if (vm.count("csv"))
+        write_file_atomically(vm["csv"].as<std::string>(), report::render_csv(run, summaries));
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
+    po::options_description general("General");
+    general.add_options()("help,h", "show this help")("version", "show version and build");
+    const auto workload = workload_options();
+    const auto output = output_options();
+    po::options_description visible;
+    visible.add(workload).add(output).add(general);
+    po::options_description profile_keys;  // what a profile may set
+    profile_keys.add(workload).add(output);
+
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(visible).run(), vm);
+    } catch (const po::unknown_option& e) {
+        std::vector<std::string> names;
+        for (const auto& option : visible.options()) names.push_back("--" + option->long_name());
+        std::string name = e.get_option_name();
+        const auto suggestion = did_you_mean(name.substr(0, name.find('=')), names);
+        throw UsageError(fmt::format("unknown option '{}'{}; see `lockprof --help`", name,
+                                     suggestion.empty() ? ""
+                                                        : fmt::format(" (did you mean '{}'?)",
+                                                                      suggestion)));
+    } catch (const po::error& e) {
+        throw UsageError(fmt::format("{}; see `lockprof --help`", e.what()));
+    }
+    if (vm.count("help")) {
+        std::cout << usage_text(visible);
+        return 0;
+    }
+    if (vm.count("version")) {
+        fmt::print("lockprof {} ({})\nbuilt with {} ({}, {})\nflags: {}\n", LOCKPROF_VERSION,
+                   LOCKPROF_GIT_REVISION, LOCKPROF_COMPILER, LOCKPROF_BUILD_TYPE,
+#ifdef NDEBUG
+                   "assertions off",
+#else
+                   "assertions ON",
+#endif
+                   LOCKPROF_COMPILER_FLAGS);
+        return 0;
+    }
+    if (vm.count("profile")) load_profile(vm["profile"].as<std::string>(), profile_keys, vm);
+    try {
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw UsageError(e.what());
+    }
+
+    const workload::RunSpec spec = spec_from(vm);
+    for (const char* option : {"output", "csv"})
+        if (vm.count(option)) AtomicFile::check_writable(vm[option].as<std::string>(), option);
+
+    const workload::Calibration calibration = workload::calibrate();
+    const workload::Plan plan = workload::make_plan(spec, calibration);
+
+    workload::RunControl control;
+    control.interrupted = &g_interrupted;
+    std::signal(SIGINT, on_sigint);
+
+    const bool show_progress = isatty(STDERR_FILENO) != 0;
+    std::size_t step = 0;
+    const std::size_t steps = plan.cells.size() * spec.trials;
+    workload::SweepHooks hooks;
+    if (show_progress)
+        hooks.progress = [&](const std::string& what) {
+            if (what.rfind("warm-up", 0) != 0) ++step;
+            fmt::print(stderr, "\r\033[K[{}/{}] {}", step, steps, what);
+            std::fflush(stderr);
+        };
+
+    workload::RunResult run;
+    run.provenance = workload::collect_provenance(argv);
+    try {
+        run = workload::run_sweep(plan, control, hooks, &run);
+    } catch (const StallError& e) {
+        if (show_progress) fmt::print(stderr, "\r\033[K");
+        run.interrupted = true;
+        run.notes.push_back(std::string("STALLED: ") + e.what());
+        write_outputs(vm, run, analysis::summarize(run));
+        std::fflush(stdout);
+        fmt::print(stderr, "lockprof: {}\n", e.what());
+        std::fflush(stderr);
+        std::_Exit(e.exit_code());  // stalled threads cannot be joined
+    }
+    std::signal(SIGINT, SIG_DFL);
+    if (show_progress) fmt::print(stderr, "\r\033[K");
+    write_outputs(vm, run, analysis::summarize(run));
+    if (run.interrupted) {
+        fmt::print(stderr, "lockprof: interrupted; wrote the {} finished trial(s)\n",
+                   [&] {
+                       std::size_t n = 0;
+                       for (const auto& c : run.cells) n += c.trials.size();
+                       return n;
+                   }());
+        return 130;
+    }
+    return 0;
+}
+
+}  // namespace lockprof::cli

@@ -1,0 +1,285 @@
+#include "lockprof/report/json.hpp"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/error.hpp"
+
+namespace lockprof::report {
+
+using nlohmann::json;
+
+namespace {
+
+json spread_json(const analysis::Spread& s) {
+    return {{"median", s.median}, {"min", s.min}, {"max", s.max},
+            {"relative_spread", s.relative_spread()}, {"trials", s.values}};
+}
+
+json provenance_json(const workload::Provenance& p) {
+    return {{"lockprof_version", p.lockprof_version},
+            {"git_revision", p.git_revision},
+            {"command_line", p.command_line},
+            {"timestamp_utc", p.timestamp_utc},
+            {"hostname", p.hostname},
+            {"arch", p.arch},
+            {"cpu_model", p.cpu_model},
+            {"cpu_vendor", p.cpu_vendor},
+            {"midr", p.midr},
+            {"lse", p.lse},
+            {"spe", p.spe},
+            {"logical_cpus", p.logical_cpus},
+            {"kernel", p.kernel},
+            {"perf_event_paranoid", p.perf_event_paranoid},
+            {"vm_hint", p.vm_hint},
+            {"compiler", p.compiler},
+            {"compiler_flags", p.compiler_flags},
+            {"build_type", p.build_type},
+            {"assertions", p.assertions}};
+}
+
+json spec_json(const workload::RunSpec& s) {
+    json j = {{"locks", s.locks},
+              {"threads", s.threads},
+              {"critical_ns", s.work.critical_ns},
+              {"parallel_ns", s.work.parallel_ns},
+              {"shared_lines", s.work.shared_lines},
+              {"warmup_ns", s.warmup_ns},
+              {"trials", s.trials},
+              {"seed", s.seed},
+              {"latency", s.latency},
+              {"watchdog_ns", s.watchdog_ns}};
+    j["duration_ns"] = s.duration_ns ? json(*s.duration_ns) : json(nullptr);
+    j["acquires_per_thread"] = s.acquires_per_thread ? json(*s.acquires_per_thread) : json(nullptr);
+    j["delay"] = s.delay ? json(std::string(arch::delay_name(*s.delay))) : json(nullptr);
+    static const char* kPinNames[] = {"none", "compact", "scatter", "list"};
+    j["pin"] = {{"mode", kPinNames[static_cast<int>(s.pin.mode)]}, {"cpus", s.pin.cpus}};
+    return j;
+}
+
+json thread_json(const workload::ThreadResult& t) {
+    json j = {{"index", t.index},
+              {"cpu", t.cpu},
+              {"acquires", t.acquires},
+              {"rmw_attempts", t.rmw_attempts},
+              {"spin_iterations", t.spin_iterations},
+              {"cpu_ns", t.cpu_ns},
+              {"start_ns", t.start_ns},
+              {"end_ns", t.end_ns}};
+    if (!t.latency.empty()) {
+        json buckets = json::array();
+        for (auto [index, count] : t.latency.nonzero()) buckets.push_back({index, count});
+        j["latency_ticks"] = {{"sub_bucket_bits", workload::LatencyHistogram::kSubBits},
+                              {"max", t.latency.max()},
+                              {"buckets", buckets}};
+    }
+    if (!t.counters.empty()) {
+        json counters = json::array();
+        for (const auto& c : t.counters)
+            counters.push_back({{"event", c.event},
+                                {"raw", c.raw},
+                                {"enabled_ns", c.enabled_ns},
+                                {"running_ns", c.running_ns}});
+        j["counters"] = counters;
+    }
+    return j;
+}
+
+json summary_json(const analysis::CellSummary& s) {
+    json j = {{"trials", s.trials},
+              {"acquires", spread_json(s.acquires)},
+              {"acquires_per_second", spread_json(s.acquires_per_second)},
+              {"wall_ns_per_acquire", spread_json(s.wall_ns_per_acquire)},
+              {"cpu_ns_per_acquire", spread_json(s.cpu_ns_per_acquire)},
+              {"ticks_per_acquire", spread_json(s.ticks_per_acquire)},
+              {"rmw_per_acquire", spread_json(s.rmw_per_acquire)},
+              {"spins_per_acquire", spread_json(s.spins_per_acquire)},
+              {"fairness",
+               {{"jain_index", spread_json(s.jain)},
+                {"min_max_ratio", spread_json(s.min_max)},
+                {"coefficient_of_variation", spread_json(s.cv)}}}};
+    if (s.latency)
+        j["latency_ns"] = {{"p50", s.latency->p50_ns},
+                           {"p99", s.latency->p99_ns},
+                           {"p99_9", s.latency->p999_ns},
+                           {"max", s.latency->max_ns},
+                           {"samples", s.latency->samples}};
+    json events = json::array();
+    for (const auto& e : s.events)
+        events.push_back({{"event", e.event},
+                          {"counted", e.counted},
+                          {"per_acquire", e.counted ? spread_json(e.per_acquire) : json(nullptr)},
+                          {"running_fraction", e.running_fraction}});
+    j["events"] = events;
+    if (s.comparison)
+        j["comparison"] = {{"baseline", s.comparison->baseline},
+                           {"throughput_ratio", s.comparison->throughput_ratio},
+                           {"within_noise", s.comparison->within_noise},
+                           {"single_trial", s.comparison->single_trial}};
+    return j;
+}
+
+}  // namespace
+
+json to_json(const workload::RunResult& run, const std::vector<analysis::CellSummary>& summaries) {
+    json cells = json::array();
+    for (std::size_t i = 0; i < run.cells.size(); ++i) {
+        const auto& c = run.cells[i];
+        json trials = json::array();
+        for (const auto& t : c.trials) {
+            json threads = json::array();
+            for (const auto& th : t.threads) threads.push_back(thread_json(th));
+            trials.push_back({{"trial", t.trial},
+                              {"wall_ns", t.wall_ns},
+                              {"ticks", t.ticks},
+                              {"threads", threads}});
+        }
+        json cell = {{"lock", c.lock},
+                     {"algorithm", c.algorithm},
+                     {"flavour", c.flavour},
+                     {"delay", std::string(arch::delay_name(c.delay))},
+                     {"threads", c.threads},
+                     {"complete", c.complete},
+                     {"lost_updates", c.lost_updates},
+                     {"trials", trials}};
+        if (i < summaries.size()) cell["summary"] = summary_json(summaries[i]);
+        cells.push_back(cell);
+    }
+    return {{"schema", kSchemaName},
+            {"schema_version", kSchemaVersion},
+            {"interrupted", run.interrupted},
+            {"provenance", provenance_json(run.provenance)},
+            {"config", spec_json(run.spec)},
+            {"calibration",
+             {{"burn_iterations_per_ns", run.calibration.burn_iterations_per_ns},
+              {"ticks_per_ns", run.calibration.ticks_per_ns}}},
+            {"notes", run.notes},
+            {"cells", cells}};
+}
+
+workload::RunResult result_from_json(const json& doc) {
+    if (!doc.is_object() || doc.value("schema", "") != kSchemaName)
+        throw UsageError("not a lockprof result (no \"schema\": \"lockprof.result\")");
+    const int version = doc.value("schema_version", -1);
+    if (version != kSchemaVersion)
+        throw UsageError(fmt::format(
+            "result schema version {} is not supported (this lockprof reads version {}); "
+            "use the lockprof version that wrote it",
+            version, kSchemaVersion));
+    workload::RunResult run;
+    run.interrupted = doc.at("interrupted").get<bool>();
+    const auto& p = doc.at("provenance");
+    auto& pv = run.provenance;
+    pv.lockprof_version = p.at("lockprof_version");
+    pv.git_revision = p.at("git_revision");
+    pv.command_line = p.at("command_line");
+    pv.timestamp_utc = p.at("timestamp_utc");
+    pv.hostname = p.at("hostname");
+    pv.arch = p.at("arch");
+    pv.cpu_model = p.at("cpu_model");
+    pv.cpu_vendor = p.at("cpu_vendor");
+    pv.midr = p.at("midr");
+    pv.lse = p.at("lse");
+    pv.spe = p.at("spe");
+    pv.logical_cpus = p.at("logical_cpus");
+    pv.kernel = p.at("kernel");
+    pv.perf_event_paranoid = p.at("perf_event_paranoid");
+    pv.vm_hint = p.at("vm_hint");
+    pv.compiler = p.at("compiler");
+    pv.compiler_flags = p.at("compiler_flags");
+    pv.build_type = p.at("build_type");
+    pv.assertions = p.at("assertions");
+
+    const auto& c = doc.at("config");
+    auto& s = run.spec;
+    s.locks = c.at("locks").get<std::vector<std::string>>();
+    s.threads = c.at("threads").get<std::vector<unsigned>>();
+    s.work.critical_ns = c.at("critical_ns");
+    s.work.parallel_ns = c.at("parallel_ns");
+    s.work.shared_lines = c.at("shared_lines");
+    s.warmup_ns = c.at("warmup_ns");
+    s.trials = c.at("trials");
+    s.seed = c.at("seed");
+    s.latency = c.at("latency");
+    s.watchdog_ns = c.at("watchdog_ns");
+    if (!c.at("duration_ns").is_null()) s.duration_ns = c.at("duration_ns").get<std::uint64_t>();
+    if (!c.at("acquires_per_thread").is_null())
+        s.acquires_per_thread = c.at("acquires_per_thread").get<std::uint64_t>();
+    auto delay_of = [](const std::string& name) {
+        for (auto d : arch::kAllDelays)
+            if (arch::delay_name(d) == name) return d;
+        throw UsageError(fmt::format("unknown delay policy '{}' in result", name));
+    };
+    if (!c.at("delay").is_null()) s.delay = delay_of(c.at("delay"));
+
+    run.calibration.burn_iterations_per_ns = doc.at("calibration").at("burn_iterations_per_ns");
+    run.calibration.ticks_per_ns = doc.at("calibration").at("ticks_per_ns");
+    run.notes = doc.at("notes").get<std::vector<std::string>>();
+
+    for (const auto& jc : doc.at("cells")) {
+        workload::CellResult cell;
+        cell.lock = jc.at("lock");
+        cell.algorithm = jc.at("algorithm");
+        cell.flavour = jc.at("flavour");
+        cell.delay = delay_of(jc.at("delay"));
+        cell.threads = jc.at("threads");
+        cell.complete = jc.at("complete");
+        cell.lost_updates = jc.at("lost_updates");
+        for (const auto& jt : jc.at("trials")) {
+            workload::TrialResult trial;
+            trial.trial = jt.at("trial");
+            trial.wall_ns = jt.at("wall_ns");
+            trial.ticks = jt.at("ticks");
+            for (const auto& jth : jt.at("threads")) {
+                workload::ThreadResult t;
+                t.index = jth.at("index");
+                t.cpu = jth.at("cpu");
+                t.acquires = jth.at("acquires");
+                t.rmw_attempts = jth.at("rmw_attempts");
+                t.spin_iterations = jth.at("spin_iterations");
+                t.cpu_ns = jth.at("cpu_ns");
+                t.start_ns = jth.at("start_ns");
+                t.end_ns = jth.at("end_ns");
+                if (jth.contains("latency_ticks")) {
+                    const auto& l = jth.at("latency_ticks");
+                    for (const auto& b : l.at("buckets"))
+                        t.latency.set_bucket(b.at(0).get<unsigned>(), b.at(1).get<std::uint64_t>());
+                    t.latency.set_max(l.at("max"));
+                }
+                if (jth.contains("counters"))
+                    for (const auto& jcount : jth.at("counters"))
+                        t.counters.push_back({jcount.at("event"), jcount.at("raw"),
+                                              jcount.at("enabled_ns"), jcount.at("running_ns")});
+                trial.threads.push_back(std::move(t));
+            }
+            cell.trials.push_back(std::move(trial));
+        }
+        run.cells.push_back(std::move(cell));
+    }
+    return run;
+}
+
+workload::RunResult read_result(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in)
+        throw UsageError(fmt::format("cannot read '{}': no such file or not readable",
+                                     path.string()));
+    json doc;
+    try {
+        doc = json::parse(in);
+    } catch (const json::parse_error& e) {
+        throw UsageError(fmt::format("'{}' is not valid JSON (truncated?): {}", path.string(),
+                                     e.what()));
+    }
+    try {
+        return result_from_json(doc);
+    } catch (const UsageError& e) {
+        throw UsageError(fmt::format("'{}': {}", path.string(), e.what()));
+    } catch (const json::exception& e) {
+        throw UsageError(fmt::format("'{}' is not a complete lockprof result: {}", path.string(),
+                                     e.what()));
+    }
+}
+
+}  // namespace lockprof::report

@@ -1,0 +1,197 @@
+#include "lockprof/report/run_report.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/parse.hpp"
+#include "lockprof/report/text_table.hpp"
+
+namespace lockprof::report {
+
+namespace {
+
+std::vector<std::string> event_names(const std::vector<analysis::CellSummary>& summaries) {
+    std::vector<std::string> names;
+    for (const auto& s : summaries)
+        for (const auto& e : s.events)
+            if (std::find(names.begin(), names.end(), e.event) == names.end())
+                names.push_back(e.event);
+    return names;
+}
+
+std::string workload_line(const workload::RunResult& run) {
+    const auto& s = run.spec;
+    std::string stop = s.duration_ns ? fmt::format("{} per trial", format_duration(
+                                                                        static_cast<double>(*s.duration_ns)))
+                                     : fmt::format("{} acquires per thread",
+                                                   s.acquires_per_thread.value_or(0));
+    return fmt::format(
+        "workload: {}, {} trial{}, critical {} ns on {} shared line{}, parallel {} ns, pin {}{}",
+        stop, s.trials, s.trials == 1 ? "" : "s", s.work.critical_ns, s.work.shared_lines,
+        s.work.shared_lines == 1 ? "" : "s", s.work.parallel_ns,
+        s.pin.mode == workload::PinMode::none      ? "none"
+        : s.pin.mode == workload::PinMode::compact ? "compact"
+        : s.pin.mode == workload::PinMode::scatter ? "scatter"
+                                                   : "list",
+        s.warmup_ns ? fmt::format(", warm-up {}", format_duration(static_cast<double>(s.warmup_ns)))
+                    : "");
+}
+
+}  // namespace
+
+std::string render_table(const workload::RunResult& run,
+                         const std::vector<analysis::CellSummary>& summaries) {
+    const auto& p = run.provenance;
+    std::string out;
+    out += fmt::format("lockprof {} ({}) on {} {}, {} CPUs{}{}\n", p.lockprof_version,
+                       p.git_revision, p.arch, p.cpu_model, p.logical_cpus,
+                       p.arch == "aarch64" ? (p.lse ? ", LSE" : ", no LSE") : "",
+                       p.vm_hint.empty() ? "" : ", VM: " + p.vm_hint);
+    out += fmt::format("build: {} {}{}; kernel {}\n", p.compiler, p.build_type,
+                       p.assertions ? ", ASSERTIONS ON (numbers not representative)" : "",
+                       p.kernel);
+    out += workload_line(run) + "\n";
+
+    const auto events = event_names(summaries);
+    bool any_latency = false;
+    for (const auto& s : summaries) any_latency |= s.latency.has_value();
+
+    std::vector<std::string> header = {"lock",     "delay",   "acquires/s", "spread",
+                                       "ns/acq",   "cpu ns/acq", "ticks/acq", "rmw/acq",
+                                       "spins/acq", "fairness"};
+    using A = TextTable::Align;
+    std::vector<A> align = {A::left,  A::left,  A::right, A::right, A::right,
+                            A::right, A::right, A::right, A::right, A::right};
+    if (any_latency)
+        for (const char* h : {"p50", "p99", "p99.9", "max"}) header.push_back(h), align.push_back(A::right);
+    for (const auto& e : events) header.push_back(e + "/acq"), align.push_back(A::right);
+    header.push_back("vs first");
+    align.push_back(A::left);
+
+    std::map<unsigned, TextTable> tables;
+    std::vector<unsigned> order;
+    for (const auto& s : summaries) {
+        const unsigned threads = s.cell->threads;
+        if (!tables.count(threads)) {
+            tables[threads].set_header(header, align);
+            order.push_back(threads);
+        }
+        std::vector<std::string> row = {s.cell->lock, std::string(arch::delay_name(s.cell->delay))};
+        if (s.trials == 0) {
+            row.push_back("not run");
+            tables[threads].add_row(row);
+            continue;
+        }
+        row.push_back(si(s.acquires_per_second.median));
+        row.push_back(s.trials > 1 ? fmt::format("±{:.1f}%", 50 * s.acquires_per_second.relative_spread())
+                                   : "1 trial");
+        row.push_back(number(s.wall_ns_per_acquire.median));
+        row.push_back(number(s.cpu_ns_per_acquire.median));
+        row.push_back(number(s.ticks_per_acquire.median));
+        row.push_back(number(s.rmw_per_acquire.median));
+        row.push_back(number(s.spins_per_acquire.median));
+        row.push_back(fmt::format("{:.3f}", s.jain.median));
+        if (any_latency) {
+            if (s.latency) {
+                for (double v : {s.latency->p50_ns, s.latency->p99_ns, s.latency->p999_ns,
+                                 s.latency->max_ns})
+                    row.push_back(format_duration(v));
+            } else {
+                for (int i = 0; i < 4; ++i) row.push_back("-");
+            }
+        }
+        for (const auto& name : events) {
+            auto it = std::find_if(s.events.begin(), s.events.end(),
+                                   [&](const auto& e) { return e.event == name; });
+            if (it == s.events.end())
+                row.push_back("-");
+            else if (!it->counted)
+                row.push_back("not counted");
+            else
+                row.push_back(number(it->per_acquire.median) +
+                              (it->running_fraction < 0.999
+                                   ? fmt::format(" ({:.0f}%)", 100 * it->running_fraction)
+                                   : ""));
+        }
+        if (!s.comparison)
+            row.push_back("baseline");
+        else if (s.comparison->single_trial)
+            row.push_back(fmt::format("{:.2f}x (1 trial: noise unknown)",
+                                      s.comparison->throughput_ratio));
+        else if (s.comparison->within_noise)
+            row.push_back(fmt::format("{:.2f}x within noise", s.comparison->throughput_ratio));
+        else
+            row.push_back(fmt::format("{:.2f}x", s.comparison->throughput_ratio));
+        if (!s.cell->complete) row.back() += " [incomplete]";
+        if (s.cell->lost_updates) row.back() += " [EXCLUSION FAILED]";
+        tables[threads].add_row(row);
+    }
+    for (unsigned threads : order) {
+        out += fmt::format("\n{} thread{}\n", threads, threads == 1 ? "" : "s");
+        out += tables[threads].render("  ");
+    }
+    out += "\nacquires/s: median over trials (spread: half the min-max range); ns/acq: wall time / "
+           "acquires;\ncpu ns/acq: CPU time of all threads / acquires; rmw/acq: atomic "
+           "read-modify-writes per acquire;\nspins/acq: polls of a held lock per acquire; "
+           "fairness: Jain's index of per-thread acquires (1 = equal).\n";
+    for (const auto& note : run.notes) out += "note: " + note + "\n";
+    if (run.interrupted) out += "INTERRUPTED: results above cover only the trials that finished.\n";
+    return out;
+}
+
+std::string render_csv(const workload::RunResult& run,
+                       const std::vector<analysis::CellSummary>& summaries) {
+    (void)run;
+    const auto events = event_names(summaries);
+    std::string out =
+        "lock,algorithm,flavour,delay,threads,trials,complete,lost_updates,"
+        "acquires_per_second,acquires_per_second_min,acquires_per_second_max,"
+        "wall_ns_per_acquire,cpu_ns_per_acquire,ticks_per_acquire,rmw_per_acquire,"
+        "spins_per_acquire,jain_index,min_max_ratio,coefficient_of_variation,"
+        "latency_p50_ns,latency_p99_ns,latency_p99_9_ns,latency_max_ns,"
+        "baseline,throughput_ratio,within_noise";
+    for (const auto& e : events) out += ",event_" + e + "_per_acquire,event_" + e + "_running_fraction";
+    out += "\n";
+    auto quote = [](const std::string& s) {
+        if (s.find_first_of(",\"\n") == std::string::npos) return s;
+        std::string q = "\"";
+        for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+        return q + "\"";
+    };
+    for (const auto& s : summaries) {
+        const auto& c = *s.cell;
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", quote(c.lock),
+                           quote(c.algorithm), quote(c.flavour), arch::delay_name(c.delay),
+                           c.threads, s.trials, c.complete ? 1 : 0, c.lost_updates,
+                           s.acquires_per_second.median, s.acquires_per_second.min,
+                           s.acquires_per_second.max, s.wall_ns_per_acquire.median,
+                           s.cpu_ns_per_acquire.median, s.ticks_per_acquire.median,
+                           s.rmw_per_acquire.median, s.spins_per_acquire.median, s.jain.median,
+                           s.min_max.median, s.cv.median);
+        if (s.latency)
+            out += fmt::format(",{},{},{},{}", s.latency->p50_ns, s.latency->p99_ns,
+                               s.latency->p999_ns, s.latency->max_ns);
+        else
+            out += ",,,,";
+        if (s.comparison)
+            out += fmt::format(",{},{},{}", quote(s.comparison->baseline),
+                               s.comparison->throughput_ratio,
+                               s.comparison->single_trial ? "" : (s.comparison->within_noise ? "1" : "0"));
+        else
+            out += ",,,";
+        for (const auto& name : events) {
+            auto it = std::find_if(s.events.begin(), s.events.end(),
+                                   [&](const auto& e) { return e.event == name; });
+            if (it == s.events.end() || !it->counted)
+                out += ",,";
+            else
+                out += fmt::format(",{},{}", it->per_acquire.median, it->running_fraction);
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+}  // namespace lockprof::report

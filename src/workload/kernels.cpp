@@ -1,0 +1,62 @@
+// The flavour translation unit: instantiates the measured loop for every lock and delay policy.
+// CMake compiles this file once per ISA flavour with LOCKPROF_FLAVOUR_NS (a namespace name) and
+// LOCKPROF_FLAVOUR_NAME (the "@suffix", "" for the default build) defined, plus that flavour's
+// -march flags. Keep it free of library code that uses atomics (see workload/kernel.hpp).
+#include <vector>
+
+#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/loop.hpp"
+
+#ifndef LOCKPROF_FLAVOUR_NAME
+#define LOCKPROF_FLAVOUR_NAME ""
+#endif
+#ifndef LOCKPROF_FLAVOUR_NEEDS_LSE
+#define LOCKPROF_FLAVOUR_NEEDS_LSE 0
+#endif
+
+#define LOCKPROF_CONCAT2(a, b) a##b
+#define LOCKPROF_CONCAT(a, b) LOCKPROF_CONCAT2(a, b)
+
+namespace lockprof::workload {
+namespace {
+
+template <template <arch::Delay> class L, arch::Delay D>
+void fill_delay(RunnableLock& entry) {
+    if constexpr ((L<D>::kDelays & locks::delay_bit(D)) != 0 && arch::delay_available(D)) {
+        entry.delays |= locks::delay_bit(D);
+        entry.kernels[static_cast<std::size_t>(D)][0] = make_kernel<L<D>, false>();
+        entry.kernels[static_cast<std::size_t>(D)][1] = make_kernel<L<D>, true>();
+    }
+}
+
+template <template <arch::Delay> class L>
+RunnableLock make_entry() {
+    using Probe = L<arch::Delay::none>;
+    RunnableLock entry;
+    entry.algorithm = std::string(Probe::kName);
+    entry.flavour = LOCKPROF_FLAVOUR_NAME;
+    entry.name = entry.flavour.empty() ? entry.algorithm : entry.algorithm + "@" + entry.flavour;
+    entry.description = std::string(Probe::kDescription);
+    entry.excludes = locks::excludes<Probe>();
+    entry.needs_lse = LOCKPROF_FLAVOUR_NEEDS_LSE != 0;
+    fill_delay<L, arch::Delay::none>(entry);
+    fill_delay<L, arch::Delay::pause>(entry);
+    fill_delay<L, arch::Delay::yield>(entry);
+    fill_delay<L, arch::Delay::isb>(entry);
+    fill_delay<L, arch::Delay::wfe>(entry);
+    return entry;
+}
+
+template <template <arch::Delay> class... Ls>
+void add_all(std::vector<RunnableLock>& out, locks::LockList<Ls...>) {
+    (out.push_back(make_entry<Ls>()), ...);
+}
+
+}  // namespace
+
+// Called by catalog.cpp; one such function exists per compiled flavour.
+void LOCKPROF_CONCAT(register_flavour_, LOCKPROF_FLAVOUR_NS)(std::vector<RunnableLock>& out) {
+    add_all(out, locks::AllLocks{});
+}
+
+}  // namespace lockprof::workload

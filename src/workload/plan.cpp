@@ -1,0 +1,121 @@
+#include "lockprof/workload/plan.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/error.hpp"
+#include "lockprof/common/parse.hpp"
+
+namespace lockprof::workload {
+
+const RunnableLock& resolve_lock(const std::string& name) {
+    if (const RunnableLock* lock = find_lock(name)) return *lock;
+    std::vector<std::string> names;
+    for (const auto& entry : lock_catalog()) names.push_back(entry.name);
+    const std::string suggestion = did_you_mean(name, names);
+    throw UsageError(fmt::format("unknown lock '{}'{}; known locks: {} (see `lockprof list-locks`)",
+                                 name,
+                                 suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)",
+                                                                      suggestion),
+                                 fmt::join(names, ", ")));
+}
+
+TrialSpec Plan::trial_spec(const PlannedCell& cell, std::uint64_t trial) const {
+    TrialSpec t;
+    t.threads = cell.threads;
+    t.delay = cell.delay;
+    t.duration_ns = spec.duration_ns;
+    t.acquires_per_thread = spec.acquires_per_thread;
+    t.work = spec.work;
+    t.critical_iterations = static_cast<std::uint64_t>(
+        std::llround(static_cast<double>(spec.work.critical_ns) *
+                     calibration.burn_iterations_per_ns));
+    t.parallel_iterations = static_cast<std::uint64_t>(
+        std::llround(static_cast<double>(spec.work.parallel_ns) *
+                     calibration.burn_iterations_per_ns));
+    t.cpu_of_thread = assign_cpus(spec.pin, cell.threads, cpus);
+    t.latency = spec.latency;
+    t.seed = spec.seed + trial;
+    t.watchdog_ns = spec.watchdog_ns;
+    return t;
+}
+
+Plan make_plan(const RunSpec& spec, const Calibration& calibration) {
+    Plan plan;
+    plan.spec = spec;
+    plan.calibration = calibration;
+    plan.cpus = allowed_cpus();
+    if (spec.locks.empty()) throw UsageError("--lock: no lock given; try --lock=tas,ttas,cas");
+    if (spec.threads.empty())
+        throw UsageError("--threads: no thread count given; try --threads=1,2,4");
+    if (spec.trials == 0) throw UsageError("--trials: must be at least 1");
+    if (spec.duration_ns && *spec.duration_ns == 0)
+        throw UsageError("--duration: must be longer than 0; try --duration=1s");
+    if (spec.acquires_per_thread && *spec.acquires_per_thread == 0)
+        throw UsageError("--acquires: must be at least 1");
+    if (spec.work.shared_lines > 4096)
+        throw UsageError("--shared-lines: at most 4096 lines (256 KiB) are supported");
+
+    std::vector<std::pair<const RunnableLock*, arch::Delay>> locks;
+    for (const auto& name : spec.locks) {
+        const RunnableLock& lock = resolve_lock(name);
+        arch::Delay delay = lock.default_delay();
+        if (spec.delay) {
+            delay = *spec.delay;
+            if (!arch::delay_available(delay))
+                throw UsageError(fmt::format("--delay: '{}' does not exist on {}; choose one of "
+                                             "the policies `lockprof list-locks` shows",
+                                             arch::delay_name(delay), arch::kArchName));
+            if (!lock.accepts(delay)) {
+                std::vector<std::string> accepted;
+                for (auto d : arch::kAllDelays)
+                    if (lock.accepts(d)) accepted.emplace_back(arch::delay_name(d));
+                throw UsageError(fmt::format(
+                    "--delay: lock '{}' does not accept '{}' (it accepts: {}); run it separately "
+                    "or pick another delay",
+                    lock.name, arch::delay_name(delay), fmt::join(accepted, ", ")));
+            }
+        }
+        if (lock.needs_lse && !arch::cpu_has_lse())
+            throw UsageError(fmt::format(
+                "lock '{}' needs ARMv8.1 LSE atomics, which this CPU lacks (no HWCAP_ATOMICS); "
+                "use '{}@llsc' or '{}@outline'",
+                lock.name, lock.algorithm, lock.algorithm));
+        locks.emplace_back(&lock, delay);
+    }
+    for (unsigned threads : spec.threads)
+        for (const auto& [lock, delay] : locks) plan.cells.push_back({lock, delay, threads});
+    // Validate pinning once, up front, with the largest thread count.
+    (void)assign_cpus(spec.pin, *std::max_element(spec.threads.begin(), spec.threads.end()),
+                      plan.cpus);
+    return plan;
+}
+
+Calibration calibrate() {
+    using Clock = std::chrono::steady_clock;
+    Calibration c;
+    // burn(): best of several timed runs, so a preempted run does not make work look slow.
+    constexpr std::uint64_t kTrips = 2'000'000;
+    double best_ns = 1e300;
+    for (int i = 0; i < 7; ++i) {
+        const auto start = Clock::now();
+        arch::burn(kTrips);
+        const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+        best_ns = std::min(best_ns, ns);
+    }
+    c.burn_iterations_per_ns = static_cast<double>(kTrips) / std::max(best_ns, 1.0);
+
+    const auto start = Clock::now();
+    const std::uint64_t start_ticks = arch::ticks();
+    while (Clock::now() - start < std::chrono::milliseconds(20)) {
+    }
+    const std::uint64_t ticks = arch::ticks() - start_ticks;
+    const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+    c.ticks_per_ns = static_cast<double>(ticks) / ns;
+    return c;
+}
+
+}  // namespace lockprof::workload

@@ -1,0 +1,258 @@
+#include "lockprof/workload/trial.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include "lockprof/common/error.hpp"
+
+namespace lockprof::workload {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t thread_cpu_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
+           static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+std::uint64_t since_ns(Clock::time_point origin) {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - origin).count());
+}
+
+// Everything the workers share. On a stall it is deliberately leaked: threads that never
+// return may still be reading it while main reports the error and exits.
+struct TrialState {
+    const TrialSpec* spec = nullptr;
+    const LoopKernel* kernel = nullptr;
+    RunControl* control = nullptr;
+    void* lock = nullptr;
+
+    std::atomic<bool> stop{false};
+    std::unique_ptr<Progress[]> progress;
+    std::unique_ptr<SharedLine[]> lines;
+    std::vector<ThreadResult> results;
+    std::vector<std::uint64_t> end_ticks;
+    std::unique_ptr<std::atomic<bool>[]> finished_flags;
+    std::atomic<unsigned> finished{0};
+
+    std::mutex gate_mutex;
+    std::condition_variable gate;
+    unsigned ready = 0;
+    bool released = false;
+    Clock::time_point release_time;
+    std::uint64_t release_ticks = 0;
+};
+
+struct WorkerArgs {
+    TrialState* state;
+    unsigned index;
+};
+
+void* worker_main(void* raw) {
+    auto* args = static_cast<WorkerArgs*>(raw);
+    TrialState& s = *args->state;
+    const unsigned index = args->index;
+    ThreadResult& result = s.results[index];
+    result.index = index;
+
+    if (!s.spec->cpu_of_thread.empty()) {
+        result.cpu = s.spec->cpu_of_thread[index];
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(result.cpu, &set);
+        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) result.cpu = -1;
+    }
+
+    std::vector<std::unique_ptr<ThreadInstrument>> instruments;
+    for (Instrumentation* instrumentation : s.control->instruments)
+        if (auto attached = instrumentation->attach_current_thread(index))
+            instruments.push_back(std::move(attached));
+
+    {
+        std::unique_lock lock(s.gate_mutex);
+        ++s.ready;
+        s.gate.notify_all();
+        s.gate.wait(lock, [&] { return s.released; });
+    }
+
+    for (auto& instrument : instruments) instrument->start();
+    result.start_ns = since_ns(s.release_time);
+    const std::uint64_t cpu_start = thread_cpu_ns();
+
+    LoopArgs loop;
+    loop.stop = &s.stop;
+    loop.progress = &s.progress[index];
+    loop.lines = s.lines.get();
+    loop.line_count = s.spec->work.shared_lines;
+    loop.acquire_limit = s.spec->acquires_per_thread.value_or(UINT64_MAX);
+    loop.critical_iterations = s.spec->critical_iterations;
+    loop.parallel_iterations = s.spec->parallel_iterations;
+    loop.result = &result;
+    s.kernel->run_loop(s.lock, loop);
+
+    result.cpu_ns = thread_cpu_ns() - cpu_start;
+    result.end_ns = since_ns(s.release_time);
+    s.end_ticks[index] = arch::ticks();
+    for (auto& instrument : instruments) instrument->stop();
+    for (auto& instrument : instruments) instrument->collect(result);
+    instruments.clear();
+
+    s.finished_flags[index].store(true, std::memory_order_release);
+    s.finished.fetch_add(1, std::memory_order_release);
+    return nullptr;
+}
+
+[[noreturn]] void stalled(TrialState* state, std::vector<pthread_t>& threads,
+                          const RunnableLock& lock, const std::string& what) {
+    state->stop.store(true);
+    // Give threads that are merely slow a last chance to leave, then abandon them.
+    const auto deadline = Clock::now() + std::chrono::seconds(1);
+    while (state->finished.load() < threads.size() && Clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (auto t : threads) pthread_detach(t);
+    throw StallError(fmt::format(
+        "lock '{}' with {} threads made no progress: {}; the lock may be broken or a thread "
+        "starved. Raise --watchdog if heavy oversubscription makes this expected",
+        lock.name, state->spec->threads, what));
+}
+
+}  // namespace
+
+TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunControl& control) {
+    const LoopKernel& kernel = lock.kernel(spec.delay, spec.latency);
+    if (!kernel)
+        throw UsageError(fmt::format("lock '{}' does not accept delay '{}'", lock.name,
+                                     arch::delay_name(spec.delay)));
+    const unsigned n = spec.threads;
+
+    auto* state = new TrialState;
+    std::unique_ptr<TrialState> owner(state);
+    state->spec = &spec;
+    state->kernel = &kernel;
+    state->control = &control;
+    state->lock = kernel.create_lock();
+    state->progress = std::make_unique<Progress[]>(n);
+    state->lines = std::make_unique<SharedLine[]>(std::max(1u, spec.work.shared_lines));
+    state->results.resize(n);
+    state->end_ticks.assign(n, 0);
+    state->finished_flags = std::make_unique<std::atomic<bool>[]>(n);
+    std::vector<WorkerArgs> worker_args(n);
+
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    // Small stacks keep 1024-thread runs cheap; sanitizer builds need more.
+    pthread_attr_setstacksize(&attr, 1u << 20);
+    std::vector<pthread_t> threads;
+    threads.reserve(n);
+    for (unsigned i = 0; i < n; ++i) {
+        worker_args[i] = {state, i};
+        pthread_t thread;
+        const int rc = pthread_create(&thread, &attr, worker_main, &worker_args[i]);
+        if (rc != 0) {
+            pthread_attr_destroy(&attr);
+            state->stop.store(true);
+            {
+                std::lock_guard lock_guard(state->gate_mutex);
+                state->released = true;
+            }
+            state->gate.notify_all();
+            for (auto t : threads) pthread_join(t, nullptr);
+            kernel.destroy_lock(state->lock);
+            throw Error(fmt::format(
+                "cannot create thread {} of {}: {}; lower --threads or raise the limit "
+                "(ulimit -u, /proc/sys/kernel/threads-max)",
+                i + 1, n, std::strerror(rc)));
+        }
+        threads.push_back(thread);
+    }
+    pthread_attr_destroy(&attr);
+
+    const auto poll = std::chrono::milliseconds(5);
+    const auto watchdog = std::chrono::nanoseconds(spec.watchdog_ns);
+    {
+        std::unique_lock gate_lock(state->gate_mutex);
+        state->gate.wait(gate_lock, [&] { return state->ready == n; });
+        state->release_time = Clock::now();
+        state->release_ticks = arch::ticks();
+        state->released = true;
+    }
+    state->gate.notify_all();
+
+    TrialOutcome outcome;
+    std::vector<std::uint64_t> last_seen(n, 0);
+    std::vector<Clock::time_point> last_change(n, state->release_time);
+    std::uint64_t last_total = 0;
+    Clock::time_point last_total_change = state->release_time;
+    while (state->finished.load(std::memory_order_acquire) < n) {
+        std::this_thread::sleep_for(poll);
+        const auto now = Clock::now();
+        if (control.interrupted && control.interrupted->load() && !state->stop.load()) {
+            outcome.interrupted = true;
+            state->stop.store(true);
+        }
+        if (spec.duration_ns && !state->stop.load() &&
+            now - state->release_time >= std::chrono::nanoseconds(*spec.duration_ns))
+            state->stop.store(true);
+
+        std::uint64_t total = 0;
+        for (unsigned i = 0; i < n; ++i) {
+            const std::uint64_t v = state->progress[i].acquires.load(std::memory_order_relaxed);
+            total += v;
+            if (v != last_seen[i]) last_seen[i] = v, last_change[i] = now;
+        }
+        if (total != last_total) last_total = total, last_total_change = now;
+        if (now - last_total_change > watchdog) {
+            owner.release();
+            stalled(state, threads, lock,
+                    fmt::format("no thread acquired it for {:.1f} s",
+                                std::chrono::duration<double>(now - last_total_change).count()));
+        }
+        if (spec.acquires_per_thread && !state->stop.load()) {
+            for (unsigned i = 0; i < n; ++i) {
+                if (state->finished_flags[i].load(std::memory_order_acquire)) continue;
+                if (now - last_change[i] > watchdog) {
+                    owner.release();
+                    stalled(state, threads, lock,
+                            fmt::format("thread {} acquired it {} of {} times, then nothing for "
+                                        "{:.1f} s",
+                                        i, last_seen[i], *spec.acquires_per_thread,
+                                        std::chrono::duration<double>(now - last_change[i])
+                                            .count()));
+                }
+            }
+        }
+    }
+    for (auto t : threads) pthread_join(t, nullptr);
+
+    TrialResult& result = outcome.result;
+    result.threads = std::move(state->results);
+    std::uint64_t acquires = 0;
+    for (const auto& thread : result.threads) {
+        result.wall_ns = std::max(result.wall_ns, thread.end_ns);
+        acquires += thread.acquires;
+    }
+    std::uint64_t last_tick = state->release_ticks;
+    for (auto t : state->end_ticks) last_tick = std::max(last_tick, t);
+    result.ticks = last_tick - state->release_ticks;
+    if (lock.excludes && spec.work.shared_lines > 0) {
+        const std::uint64_t counted = state->lines[0].value.load();
+        outcome.lost_updates = acquires > counted ? acquires - counted : 0;
+    }
+    kernel.destroy_lock(state->lock);
+    return outcome;
+}
+
+}  // namespace lockprof::workload
