@@ -11,6 +11,7 @@
 
 #include "cli/cli.hpp"
 #include "cli/profile.hpp"
+#include "cli/run_extension.hpp"
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
@@ -178,11 +179,14 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
 }
 
 void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
-                   const std::vector<analysis::CellSummary>& summaries) {
+                   const std::vector<analysis::CellSummary>& summaries,
+                   const std::vector<std::unique_ptr<RunExtension>>& extensions) {
     if (!vm["quiet"].as<bool>()) {
         std::cout << report::render_table(run, summaries);
         std::cout.flush();
     }
+    for (const auto& extension : extensions) extension->write_outputs(run, summaries, std::cout);
+    std::cout.flush();
     if (vm.count("output"))
         write_file_atomically(vm["output"].as<std::string>(),
                               report::to_json(run, summaries).dump(2) + "\n");
@@ -197,10 +201,17 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     general.add_options()("help,h", "show this help")("version", "show version and build");
     const auto workload = workload_options();
     const auto output = output_options();
+    auto extensions = make_run_extensions();
     po::options_description visible;
-    visible.add(workload).add(output).add(general);
+    visible.add(workload).add(output);
     po::options_description profile_keys;  // what a profile may set
     profile_keys.add(workload).add(output);
+    for (const auto& extension : extensions) {
+        const auto options = extension->options();
+        visible.add(options);
+        profile_keys.add(options);
+    }
+    visible.add(general);
 
     po::variables_map vm;
     try {
@@ -243,11 +254,18 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     for (const char* option : {"output", "csv"})
         if (vm.count(option)) AtomicFile::check_writable(vm[option].as<std::string>(), option);
 
+    workload::RunResult run;
+    run.provenance = workload::collect_provenance(argv);
+    for (const auto& extension : extensions) extension->configure(vm, spec, run);
+
     const workload::Calibration calibration = workload::calibrate();
     const workload::Plan plan = workload::make_plan(spec, calibration);
 
     workload::RunControl control;
     control.interrupted = &g_interrupted;
+    for (const auto& extension : extensions)
+        if (auto* instrumentation = extension->instrumentation())
+            control.instruments.push_back(instrumentation);
     std::signal(SIGINT, on_sigint);
 
     const bool show_progress = isatty(STDERR_FILENO) != 0;
@@ -261,15 +279,14 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
             std::fflush(stderr);
         };
 
-    workload::RunResult run;
-    run.provenance = workload::collect_provenance(argv);
     try {
         run = workload::run_sweep(plan, control, hooks, &run);
     } catch (const StallError& e) {
         if (show_progress) fmt::print(stderr, "\r\033[K");
         run.interrupted = true;
         run.notes.push_back(std::string("STALLED: ") + e.what());
-        write_outputs(vm, run, analysis::summarize(run));
+        for (const auto& extension : extensions) extension->finish(run);
+        write_outputs(vm, run, analysis::summarize(run), extensions);
         std::fflush(stdout);
         fmt::print(stderr, "lockprof: {}\n", e.what());
         std::fflush(stderr);
@@ -277,7 +294,8 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     }
     std::signal(SIGINT, SIG_DFL);
     if (show_progress) fmt::print(stderr, "\r\033[K");
-    write_outputs(vm, run, analysis::summarize(run));
+    for (const auto& extension : extensions) extension->finish(run);
+    write_outputs(vm, run, analysis::summarize(run), extensions);
     if (run.interrupted) {
         fmt::print(stderr, "lockprof: interrupted; wrote the {} finished trial(s)\n",
                    [&] {
