@@ -17,7 +17,7 @@ done
 
 packages=(cmake ninja-build g++ pkg-config git binutils clang-format
           libpfm4-dev libfmt-dev libboost-program-options-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev libdw-dev libelf-dev linux-perf)
+          libgtest-dev libgmock-dev libdw-dev libelf-dev libxml2-dev linux-perf bc)
 if [[ $want_cross == 1 ]]; then
   packages+=(g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user)
 fi

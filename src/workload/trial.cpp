@@ -44,16 +44,17 @@ struct TrialState {
     std::unique_ptr<Progress[]> progress;
     std::unique_ptr<SharedLine[]> lines;
     std::vector<ThreadResult> results;
+    std::vector<std::uint64_t> start_ticks;
     std::vector<std::uint64_t> end_ticks;
     std::unique_ptr<std::atomic<bool>[]> finished_flags;
     std::atomic<unsigned> finished{0};
+    std::atomic<unsigned> awake{0};
 
     std::mutex gate_mutex;
     std::condition_variable gate;
     unsigned ready = 0;
     bool released = false;
     Clock::time_point release_time;
-    std::uint64_t release_ticks = 0;
 };
 
 struct WorkerArgs {
@@ -87,9 +88,14 @@ void* worker_main(void* raw) {
         s.gate.notify_all();
         s.gate.wait(lock, [&] { return s.released; });
     }
+    // The condition variable wakes threads one by one; a short thread would finish its
+    // acquires before the last one wakes. Start together: wait until every thread is awake.
+    s.awake.fetch_add(1, std::memory_order_acq_rel);
+    while (s.awake.load(std::memory_order_acquire) < s.spec->threads) sched_yield();
 
     for (auto& instrument : instruments) instrument->start();
     result.start_ns = since_ns(s.release_time);
+    s.start_ticks[index] = arch::ticks();
     const std::uint64_t cpu_start = thread_cpu_ns();
 
     LoopArgs loop;
@@ -147,6 +153,7 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
     state->progress = std::make_unique<Progress[]>(n);
     state->lines = std::make_unique<SharedLine[]>(std::max(1u, spec.work.shared_lines));
     state->results.resize(n);
+    state->start_ticks.assign(n, 0);
     state->end_ticks.assign(n, 0);
     state->finished_flags = std::make_unique<std::atomic<bool>[]>(n);
     std::vector<WorkerArgs> worker_args(n);
@@ -186,7 +193,6 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
         std::unique_lock gate_lock(state->gate_mutex);
         state->gate.wait(gate_lock, [&] { return state->ready == n; });
         state->release_time = Clock::now();
-        state->release_ticks = arch::ticks();
         state->released = true;
     }
     state->gate.notify_all();
@@ -239,14 +245,19 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
 
     TrialResult& result = outcome.result;
     result.threads = std::move(state->results);
-    std::uint64_t acquires = 0;
+    // The window runs from the first thread's start to the last thread's end.
+    std::uint64_t acquires = 0, first_start = UINT64_MAX, last_end = 0;
     for (const auto& thread : result.threads) {
-        result.wall_ns = std::max(result.wall_ns, thread.end_ns);
+        first_start = std::min(first_start, thread.start_ns);
+        last_end = std::max(last_end, thread.end_ns);
         acquires += thread.acquires;
     }
-    std::uint64_t last_tick = state->release_ticks;
-    for (auto t : state->end_ticks) last_tick = std::max(last_tick, t);
-    result.ticks = last_tick - state->release_ticks;
+    result.wall_ns = last_end > first_start ? last_end - first_start : 0;
+    const std::uint64_t first_tick =
+        *std::min_element(state->start_ticks.begin(), state->start_ticks.end());
+    const std::uint64_t last_tick =
+        *std::max_element(state->end_ticks.begin(), state->end_ticks.end());
+    result.ticks = last_tick > first_tick ? last_tick - first_tick : 0;
     if (lock.excludes && spec.work.shared_lines > 0) {
         const std::uint64_t counted = state->lines[0].value.load();
         outcome.lost_updates = acquires > counted ? acquires - counted : 0;

@@ -1,4 +1,6 @@
 // Golden tests of the default command: table shape, JSON and CSV content, bad input.
+#include <chrono>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -14,4 +16,187 @@ TEST(CliRun, HelpTeachesAndExitsZero) {
     EXPECT_NE(r.out.find("--lock"), std::string::npos);
     EXPECT_NE(r.out.find("Examples:"), std::string::npos);
     EXPECT_NE(r.out.find("list-locks"), std::string::npos);
+}
+
+TEST(CliRun, VersionNamesBuild) {
+    auto r = run_lockprof({"--version"});
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("lockprof 0."), std::string::npos);
+    EXPECT_NE(r.out.find("built with"), std::string::npos);
+}
+
+TEST(CliRun, TableHasOneSectionPerThreadCountAndOneRowPerLock) {
+    auto r = run_lockprof({"--lock=tas,ttas,cas", "--threads=1,2", "--duration=50ms",
+                           "--trials=2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\n1 thread\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n2 threads\n"), std::string::npos) << r.out;
+    for (const char* column : {"acquires/s", "ns/acq", "cpu ns/acq", "rmw/acq", "spins/acq",
+                               "fairness", "vs first"})
+        EXPECT_NE(r.out.find(column), std::string::npos) << column;
+    // Each lock appears once per thread count, the first as the baseline.
+    std::size_t baselines = 0, pos = 0;
+    while ((pos = r.out.find("baseline", pos)) != std::string::npos) ++baselines, ++pos;
+    EXPECT_EQ(baselines, 2u);
+    EXPECT_NE(r.out.find("  ttas "), std::string::npos);
+    EXPECT_NE(r.out.find("  cas "), std::string::npos);
+    EXPECT_TRUE(r.err.empty()) << "no progress output when stderr is not a terminal: " << r.err;
+}
+
+TEST(CliRun, JsonAndCsvCarryResultsAndProvenance) {
+    TempDir dir;
+    auto r = run_lockprof({"--lock=tas,cas", "--threads=2", "--acquires=2000", "--trials=2",
+                           "--latency", "--output", (dir / "r.json").string(), "--csv",
+                           (dir / "r.csv").string(), "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out.empty()) << "--quiet prints no table";
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(dir / "r.json"));
+    EXPECT_EQ(doc["schema"], "lockprof.result");
+    EXPECT_EQ(doc["schema_version"], 1);
+    EXPECT_FALSE(doc["interrupted"].get<bool>());
+    for (const char* key : {"cpu_model", "kernel", "perf_event_paranoid", "vm_hint", "compiler",
+                            "compiler_flags", "build_type", "assertions", "lockprof_version",
+                            "git_revision", "command_line", "timestamp_utc"})
+        EXPECT_TRUE(doc["provenance"].contains(key)) << key;
+    EXPECT_NE(doc["provenance"]["command_line"].get<std::string>().find("--acquires=2000"),
+              std::string::npos);
+    ASSERT_EQ(doc["cells"].size(), 2u);
+    const auto& cell = doc["cells"][1];
+    EXPECT_EQ(cell["lock"], "cas");
+    EXPECT_EQ(cell["lost_updates"], 0);
+    EXPECT_EQ(cell["trials"].size(), 2u);
+    EXPECT_EQ(cell["trials"][0]["threads"].size(), 2u);
+    EXPECT_EQ(cell["trials"][0]["threads"][0]["acquires"], 2000);
+    EXPECT_TRUE(cell["summary"].contains("latency_ns"));
+    EXPECT_GT(cell["summary"]["acquires_per_second"]["median"].get<double>(), 0);
+    EXPECT_EQ(cell["summary"]["comparison"]["baseline"], "tas");
+
+    const std::string csv = lockprof::test::read_all(dir / "r.csv");
+    EXPECT_EQ(csv.substr(0, csv.find('\n')).substr(0, 40),
+              std::string("lock,algorithm,flavour,delay,threads,tri"));
+    EXPECT_EQ(lockprof::test::count_lines(csv), 3);  // header + 2 cells
+    EXPECT_NE(csv.find("\ncas,cas,,"), std::string::npos) << csv;
+}
+
+TEST(CliRun, ProfilesLoadAndTheCommandLineWins) {
+    auto r = run_lockprof({"--profile", std::string(LOCKPROF_SOURCE_DIR) + "/profiles/quick.ini",
+                           "--threads=1", "--trials=1", "--duration=20ms"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\n1 thread\n"), std::string::npos);
+    EXPECT_EQ(r.out.find("\n2 threads\n"), std::string::npos) << "--threads overrides profile";
+}
+
+TEST(CliRun, ShippedProfilesAreValid) {
+    for (const char* profile : {"quick", "tas-vs-cas", "drive-spinlocks", "delay-policies"}) {
+        // Parse and plan each profile without running it: an impossible --watchdog value is
+        // checked after the profile, so exit 2 with the watchdog message proves it loaded.
+        auto r = run_lockprof({"--profile",
+                               std::string(LOCKPROF_SOURCE_DIR) + "/profiles/" + profile + ".ini",
+                               "--watchdog=1ms"});
+        EXPECT_EQ(r.exit_code, 2) << profile;
+        EXPECT_NE(r.err.find("--watchdog"), std::string::npos) << profile << ": " << r.err;
+    }
+}
+
+struct BadInput {
+    std::vector<std::string> args;
+    std::string message;
+};
+
+class CliBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CliBadInput, OneLineExitTwo) {
+    auto r = run_lockprof(GetParam().args);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("lockprof: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(GetParam().message), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliBadInput,
+    ::testing::Values(
+        BadInput{{"--lock=tsa"}, "unknown lock 'tsa' (did you mean 'tas'?); known locks: tas,"},
+        BadInput{{"--lock=tas,,cas"}, "empty entry"},
+        BadInput{{"--threads="}, "--threads"},
+        BadInput{{"--threads=0"}, "0 is not a thread count"},
+        BadInput{{"--threads=1,x"}, "'x' is not a number"},
+        BadInput{{"--duration=-1s"}, "is negative"},
+        BadInput{{"--duration=5parsecs"}, "unknown unit"},
+        BadInput{{"--duration=0"}, "must be longer than 0"},
+        BadInput{{"--acquires=-3"}, "--acquires"},
+        BadInput{{"--trials=0"}, "at least 1"},
+        BadInput{{"--delay=sleepy"}, "unknown policy 'sleepy'"},
+        BadInput{{"--pin=99999"}, "not available"},
+        BadInput{{"--frobnicate"}, "unknown option"},
+        BadInput{{"--thread=2"}, "did you mean '--threads'"},
+        BadInput{{"frobnicate"}, "unknown command 'frobnicate'"},
+        BadInput{{"--profile=/nonexistent.ini"}, "cannot read"},
+        BadInput{{"--output=/nonexistent-dir/r.json"}, "does not exist"}));
+
+TEST(CliRun, UnknownProfileKeyNamesFileAndLine) {
+    TempDir dir;
+    const auto path = (dir / "bad.ini").string();
+    std::ofstream(path) << "lock = tas\n# note\nthreds = 2\n";
+    auto r = run_lockprof({"--profile", path});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find(path + ":3: unknown key 'threds' (did you mean 'threads'?)"),
+              std::string::npos)
+        << r.err;
+}
+
+TEST(CliRun, UnwritableOutputLeavesNothingBehind) {
+    TempDir dir;
+    std::filesystem::create_directory(dir / "ro");
+    std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_read |
+                                                 std::filesystem::perms::owner_exec);
+    if (access((dir / "ro").c_str(), W_OK) == 0) GTEST_SKIP() << "running with CAP_DAC_OVERRIDE (root): cannot make a folder unwritable";
+    auto r = run_lockprof({"--output", (dir / "ro" / "r.json").string(), "--threads=1"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(std::filesystem::is_empty(dir / "ro"));
+}
+
+TEST(CliRun, OutputIsADirectoryIsRefused) {
+    TempDir dir;
+    auto r = run_lockprof({"--output", dir.path.string(), "--threads=1"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("is a directory"), std::string::npos) << r.err;
+}
+
+TEST(CliRun, SigintWritesWhatFinishedAndExits130) {
+    TempDir dir;
+    const auto json = (dir / "r.json").string();
+    // Many short trials; interrupt after some have finished.
+    const std::string command =
+        lockprof::test::shell_quote(LOCKPROF_BIN) +
+        " --lock=tas,cas --threads=1,2 --duration=100ms --trials=50 --quiet --output " +
+        lockprof::test::shell_quote(json) + " 2>" +
+        lockprof::test::shell_quote((dir / "err").string()) +
+        " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo $? > " +
+        lockprof::test::shell_quote((dir / "rc").string());
+    ASSERT_EQ(std::system(("bash -c " + lockprof::test::shell_quote(command)).c_str()), 0);
+    EXPECT_EQ(std::stoi(lockprof::test::read_all(dir / "rc")), 130);
+    EXPECT_NE(lockprof::test::read_all(dir / "err").find("interrupted"), std::string::npos);
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(json));
+    EXPECT_TRUE(doc["interrupted"].get<bool>());
+    std::size_t trials = 0;
+    for (const auto& cell : doc["cells"]) trials += cell["trials"].size();
+    EXPECT_GT(trials, 0u);
+    EXPECT_LT(trials, 200u);
+    EXPECT_FALSE(doc["cells"][0]["complete"].get<bool>());
+}
+
+TEST(CliRun, OversubscriptionReportsEveryThread) {
+    TempDir dir;
+    const auto start = std::chrono::steady_clock::now();
+    auto r = run_lockprof({"--lock=tas", "--threads=1024", "--duration=1s", "--trials=1",
+                           "--quiet", "--output", (dir / "r.json").string()});
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(dir / "r.json"));
+    EXPECT_EQ(doc["cells"][0]["trials"][0]["threads"].size(), 1024u);
+    // A hang guard with a generous margin, not a performance assertion.
+    EXPECT_LT(seconds, 60) << "1024 threads for 1 s took " << seconds << " s";
 }

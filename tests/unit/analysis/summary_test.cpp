@@ -1,0 +1,93 @@
+#include "lockprof/analysis/summary.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace lockprof;
+
+namespace {
+workload::CellResult cell(const std::string& lock, unsigned threads,
+                          std::vector<std::uint64_t> acquires_per_trial) {
+    workload::CellResult c;
+    c.lock = c.algorithm = lock;
+    c.threads = threads;
+    unsigned index = 0;
+    for (auto acquires : acquires_per_trial) {
+        workload::TrialResult t;
+        t.trial = index++;
+        t.wall_ns = 1'000'000'000;  // 1 s: acquires/s == acquires
+        t.ticks = 2'000'000'000;
+        for (unsigned i = 0; i < threads; ++i) {
+            workload::ThreadResult th;
+            th.acquires = acquires / threads;
+            th.rmw_attempts = 3 * th.acquires;
+            th.spin_iterations = th.acquires;
+            th.cpu_ns = 1'000'000'000;
+            t.threads.push_back(th);
+        }
+        c.trials.push_back(t);
+    }
+    return c;
+}
+}  // namespace
+
+TEST(Summary, PerAcquireFiguresAndComparison) {
+    workload::RunResult run;
+    run.cells = {cell("tas", 2, {1000, 1100, 900}), cell("cas", 2, {2000, 2100, 1900}),
+                 cell("ttas", 2, {1050, 950, 1000})};
+    const auto s = analysis::summarize(run);
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_DOUBLE_EQ(s[0].acquires_per_second.median, 1000);
+    EXPECT_DOUBLE_EQ(s[0].wall_ns_per_acquire.median, 1e6);
+    EXPECT_DOUBLE_EQ(s[0].cpu_ns_per_acquire.median, 2e6);  // two threads' CPU time
+    EXPECT_DOUBLE_EQ(s[0].ticks_per_acquire.median, 2e6);
+    EXPECT_DOUBLE_EQ(s[0].rmw_per_acquire.median, 3);
+    EXPECT_DOUBLE_EQ(s[0].spins_per_acquire.median, 1);
+    EXPECT_DOUBLE_EQ(s[0].jain.median, 1);
+    EXPECT_FALSE(s[0].comparison.has_value());  // the baseline
+    ASSERT_TRUE(s[1].comparison.has_value());
+    EXPECT_DOUBLE_EQ(s[1].comparison->throughput_ratio, 2.0);
+    EXPECT_FALSE(s[1].comparison->within_noise);
+    EXPECT_TRUE(s[2].comparison->within_noise);  // ranges overlap
+}
+
+TEST(Summary, SingleTrialHasNoNoiseEstimate) {
+    workload::RunResult run;
+    run.cells = {cell("tas", 1, {1000}), cell("cas", 1, {1000})};
+    const auto s = analysis::summarize(run);
+    EXPECT_TRUE(s[1].comparison->single_trial);
+    EXPECT_FALSE(s[1].comparison->within_noise);
+}
+
+TEST(Summary, EventsAreScaledAndNeverRunIsNotCounted) {
+    workload::RunResult run;
+    run.cells = {cell("tas", 2, {1000})};
+    for (auto& th : run.cells[0].trials[0].threads) {
+        th.counters.push_back({"cycles", 500, 2000, 1000});  // ran half the time: x2
+        th.counters.push_back({"stxr_fail", 7, 2000, 0});    // never scheduled
+    }
+    const auto s = analysis::summarize(run);
+    ASSERT_EQ(s[0].events.size(), 2u);
+    EXPECT_TRUE(s[0].events[0].counted);
+    EXPECT_DOUBLE_EQ(s[0].events[0].per_acquire.median, 2.0);  // 2*500*2 / 1000
+    EXPECT_DOUBLE_EQ(s[0].events[0].running_fraction, 0.5);
+    EXPECT_FALSE(s[0].events[1].counted);
+}
+
+TEST(Summary, ScaledValueIsOverflowSafe) {
+    workload::CounterReading r{"cycles", UINT64_MAX / 2, UINT64_MAX, UINT64_MAX / 4};
+    const auto v = analysis::scaled_value(r);
+    ASSERT_TRUE(v.has_value());
+    EXPECT_NEAR(*v / (static_cast<double>(UINT64_MAX) * 2), 1.0, 1e-9);
+    EXPECT_FALSE(analysis::scaled_value({"x", 5, 10, 0}).has_value());
+}
+
+TEST(Summary, UnfairnessShowsInFairnessIndices) {
+    workload::RunResult run;
+    run.cells = {cell("tas", 2, {1000})};
+    run.cells[0].trials[0].threads[0].acquires = 900;
+    run.cells[0].trials[0].threads[1].acquires = 100;
+    const auto s = analysis::summarize(run);
+    EXPECT_NEAR(s[0].jain.median, 1e6 / (2 * (810000 + 10000.0)), 1e-12);
+    EXPECT_NEAR(s[0].min_max.median, 100.0 / 900, 1e-12);
+    EXPECT_GT(s[0].cv.median, 0.7);
+}

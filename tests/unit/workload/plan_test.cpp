@@ -1,0 +1,87 @@
+#include "lockprof/workload/plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "lockprof/common/error.hpp"
+#include "lockprof/workload/pinning.hpp"
+
+using namespace lockprof;
+using namespace lockprof::workload;
+
+namespace {
+RunSpec basic() {
+    RunSpec spec;
+    spec.locks = {"tas", "cas"};
+    spec.threads = {1, 2};
+    spec.duration_ns = 1000000;
+    return spec;
+}
+Calibration calibration() { return {1.0, 1.0}; }
+std::string error_of(const RunSpec& spec) {
+    try {
+        make_plan(spec, calibration());
+    } catch (const UsageError& e) {
+        return e.what();
+    }
+    return "";
+}
+}  // namespace
+
+TEST(Plan, OrdersCellsThreadMajorInTheUsersLockOrder) {
+    const Plan plan = make_plan(basic(), calibration());
+    ASSERT_EQ(plan.cells.size(), 4u);
+    EXPECT_EQ(plan.cells[0].lock->name, "tas");
+    EXPECT_EQ(plan.cells[0].threads, 1u);
+    EXPECT_EQ(plan.cells[1].lock->name, "cas");
+    EXPECT_EQ(plan.cells[2].threads, 2u);
+}
+
+TEST(Plan, UnknownLockSuggestsAndListsAll) {
+    RunSpec spec = basic();
+    spec.locks = {"tsa"};
+    const std::string e = error_of(spec);
+    EXPECT_NE(e.find("unknown lock 'tsa'"), std::string::npos) << e;
+    EXPECT_NE(e.find("did you mean 'tas'"), std::string::npos) << e;
+    EXPECT_NE(e.find("mcs"), std::string::npos) << e;
+}
+
+TEST(Plan, RefusesDelaysALockDoesNotAccept) {
+    RunSpec spec = basic();
+    spec.locks = {"pthread-mutex"};
+    spec.delay = arch::default_delay();
+    if (arch::default_delay() == arch::Delay::none) GTEST_SKIP() << "no non-trivial delay here";
+    EXPECT_NE(error_of(spec).find("does not accept"), std::string::npos);
+    spec.delay = arch::Delay::wfe;
+    if (!arch::delay_available(arch::Delay::wfe)) {
+        EXPECT_NE(error_of(spec).find("does not exist on"), std::string::npos);
+    }
+}
+
+TEST(Plan, WorkIsCalibratedIntoIterations) {
+    RunSpec spec = basic();
+    spec.work.critical_ns = 100;
+    spec.work.parallel_ns = 50;
+    Plan plan = make_plan(spec, {2.0, 1.0});
+    const TrialSpec trial = plan.trial_spec(plan.cells[0], 0);
+    EXPECT_EQ(trial.critical_iterations, 200u);
+    EXPECT_EQ(trial.parallel_iterations, 100u);
+}
+
+TEST(Pinning, CompactScatterAndLists) {
+    // Two packages, two cores each, two SMT siblings per core.
+    std::vector<CpuTopology> cpus = {{0, 0, 0}, {1, 1, 0}, {2, 0, 1}, {3, 1, 1},
+                                     {4, 0, 0}, {5, 1, 0}, {6, 0, 1}, {7, 1, 1}};
+    PinSpec pin;
+    pin.mode = PinMode::compact;
+    EXPECT_EQ(assign_cpus(pin, 3, cpus), (std::vector<int>{0, 1, 2}));
+    pin.mode = PinMode::scatter;
+    // First one CPU per (package, core) alternating packages, then the SMT siblings.
+    EXPECT_EQ(assign_cpus(pin, 5, cpus), (std::vector<int>{0, 2, 1, 3, 4}));
+    pin.mode = PinMode::list;
+    pin.cpus = {5, 7};
+    EXPECT_EQ(assign_cpus(pin, 3, cpus), (std::vector<int>{5, 7, 5}));  // wraps around
+    pin.cpus = {42};
+    EXPECT_THROW(assign_cpus(pin, 1, cpus), UsageError);
+    pin.mode = PinMode::none;
+    EXPECT_TRUE(assign_cpus(pin, 4, cpus).empty());
+}
