@@ -1,0 +1,48 @@
+// Event names to perf_event attributes. Users write aliases ("stxr_fail", "cycles") or any
+// libpfm4 string ("arm_n1::STREX_FAIL_SPEC", "perf::task-clock", "perf_raw::r6e"); libpfm4
+// encodes them for the PMU it detected, so one name works across CPU models. The alias table
+// itself lives in aliases.hpp/.cpp.
+#pragma once
+
+// Must precede any libpfm4 header: pfmlib_perf_event.h redefines the perf_event ABI otherwise.
+#include <linux/perf_event.h>
+
+#include <string>
+#include <string_view>
+
+namespace lockprof::pmu {
+
+struct ResolvedEvent {
+    std::string requested;  // as the user wrote it ("stxr_fail", "perf::task-clock")
+    std::string pfm_name;   // full libpfm4 name it encoded to ("arm_n1::STREX_FAIL_SPEC")
+    perf_event_attr attr;   // ready for perf_event_open (disabled=1, exclude_kernel per option)
+    std::string note;       // e.g. "raw 0x6e: the architected common event"
+};
+
+// Throws lockprof::UsageError (exit 2) when the name is unknown or refused on this CPU, with the
+// reason.
+ResolvedEvent resolve_event(std::string_view requested, bool include_kernel);
+
+// Opens attr for the calling thread (pid 0, cpu -1, group_fd); returns fd or -errno. EINTR
+// retried.
+int open_event(perf_event_attr& attr, int group_fd = -1);
+
+// One line explaining an errno from perf_event_open for `event`, with what to do.
+std::string explain_open_error(int error_number, std::string_view event);
+
+// resolve_event without the exception: why a name did not resolve, for callers that degrade.
+struct Resolution {
+    enum class Status { ok, unknown, refused } status = Status::ok;
+    ResolvedEvent event{};
+    std::string message;  // the one-line reason when not ok
+};
+Resolution try_resolve_event(std::string_view requested, bool include_kernel);
+
+// kernel.perf_event_paranoid (-99 when unreadable) and what that level allows, in words.
+int perf_event_paranoid();
+std::string paranoid_meaning(int level);
+
+// Whether attr is a kernel software event (countable without a PMU).
+bool is_software(const perf_event_attr& attr);
+
+}  // namespace lockprof::pmu

@@ -1,0 +1,178 @@
+// `lockprof doctor`: why counters are (un)available here, and what to do about each problem.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "cli/cli.hpp"
+#include "lockprof/arch/cpu.hpp"
+#include "lockprof/common/error.hpp"
+#include "lockprof/pmu/events.hpp"
+#include "lockprof/pmu/libpfm.hpp"
+
+namespace po = boost::program_options;
+
+namespace lockprof::cli {
+namespace {
+
+std::string read_all(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string first_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+std::vector<std::string> event_source_devices() {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/sys/bus/event_source/devices", ec))
+        out.push_back(entry.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// Whether a core PMU is among the kernel's event sources: "cpu" on x86, "armv8_*" or
+// "armv9_*" on arm64 (one per core type on big.LITTLE).
+bool has_core_pmu(const std::vector<std::string>& devices) {
+    return std::any_of(devices.begin(), devices.end(), [](const std::string& d) {
+        return d == "cpu" || d == "cpu_core" || d.rfind("armv8", 0) == 0 ||
+               d.rfind("armv9", 0) == 0 || d.rfind("arm_cortex", 0) == 0;
+    });
+}
+
+std::string virtualisation_hint() {
+    const std::string cpuinfo = read_all("/proc/cpuinfo");
+    if (cpuinfo.find(" hypervisor") != std::string::npos) {
+        const std::string product = first_line("/sys/class/dmi/id/product_name");
+        return fmt::format("virtual machine (hypervisor flag{})",
+                           product.empty() ? "" : "; " + product);
+    }
+    if (std::filesystem::exists("/.dockerenv")) return "container (docker)";
+    const std::string cgroup = read_all("/proc/1/cgroup");
+    if (cgroup.find("docker") != std::string::npos || cgroup.find("kubepods") != std::string::npos)
+        return "container";
+    return "";
+}
+
+}  // namespace
+
+int doctor_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
+    po::options_description options("doctor options");
+    options.add_options()("help,h", "show this help");
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(options).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw UsageError(fmt::format("doctor: {}; see `lockprof doctor --help`", e.what()));
+    }
+    if (vm.count("help")) {
+        std::cout << "Usage: lockprof doctor\n\n"
+                     "Checks what stands between lockprof and the PMU on this machine: "
+                     "perf_event_paranoid,\nthe kernel's event sources, libpfm4's detected PMUs, "
+                     "virtualisation, whether perf_event_open\nworks at all, and LSE atomics on "
+                     "aarch64. Prints one line of advice per problem.\n\n"
+                  << options;
+        return 0;
+    }
+    std::vector<std::string> advice;
+    auto line = [](std::string_view what, const std::string& value) {
+        std::cout << fmt::format("{:<22} {}\n", what, value);
+    };
+
+    const auto identity = arch::cpu_identity();
+    line("cpu", fmt::format("{} ({}, {} logical CPUs)", identity.model_name, identity.arch,
+                            identity.logical_cpus));
+
+    const bool root = geteuid() == 0;
+    const int paranoid = pmu::perf_event_paranoid();
+    line("perf_event_paranoid", fmt::format("{}: {}{}", paranoid, pmu::paranoid_meaning(paranoid),
+                                            root ? " (you are root: no limit applies)" : ""));
+    if (!root && paranoid > 2)
+        advice.push_back(
+            "perf_event is closed to users here: run as root or `sudo sysctl "
+            "kernel.perf_event_paranoid=2`");
+    else if (!root && paranoid == 2)
+        advice.push_back(
+            "--kernel needs perf_event_paranoid <= 1 or root: `sudo sysctl "
+            "kernel.perf_event_paranoid=1`");
+
+    const auto devices = event_source_devices();
+    std::string joined;
+    for (const auto& d : devices) joined += (joined.empty() ? "" : " ") + d;
+    line("kernel event sources", joined.empty() ? "none (/sys/bus/event_source/devices)" : joined);
+    const bool core_pmu = has_core_pmu(devices);
+    if (!core_pmu)
+        advice.push_back(
+            "the kernel exposes no CPU PMU, so hardware events (cycles, stxr_fail, ...) fail with "
+            "ENOENT: run on bare metal or enable the hypervisor's virtual PMU; software events "
+            "(task_clock, context_switches) still work");
+
+    std::string detected;
+    try {
+        for (const auto& p : pmu::libpfm::active_pmus())
+            detected += (detected.empty() ? "" : ", ") + p.name + (p.core ? " (core)" : "");
+        const auto core = pmu::libpfm::core_pmu();
+        line("libpfm4 PMUs", detected.empty() ? "none" : detected);
+        if (core.name.empty() && core_pmu)
+            advice.push_back(
+                "libpfm4 does not know this CPU model: aliases fall back to generic and raw "
+                "events; a newer libpfm4 would name more events");
+    } catch (const Error& e) {
+        line("libpfm4 PMUs", std::string("unavailable: ") + e.what());
+        advice.push_back(
+            "libpfm4 failed to initialise: reinstall libpfm4 or unset LIBPFM_FORCE_PMU");
+    }
+
+    const std::string virt = virtualisation_hint();
+    line("virtualisation", virt.empty() ? "none detected" : virt);
+    if (!virt.empty() && virt.rfind("container", 0) == 0)
+        advice.push_back(
+            "in a container, perf_event_open may be blocked by seccomp: run with "
+            "--cap-add PERFMON (or SYS_ADMIN) or a seccomp profile that allows perf_event_open");
+
+    auto trial = [](std::string_view name) -> std::string {
+        const auto r = pmu::try_resolve_event(name, false);
+        if (r.status != pmu::Resolution::Status::ok) return "cannot resolve: " + r.message;
+        perf_event_attr attr = r.event.attr;
+        const int fd = pmu::open_event(attr);
+        if (fd < 0) return pmu::explain_open_error(-fd, name);
+        ::close(fd);
+        return "works";
+    };
+    const std::string software = trial("task_clock");
+    line("perf_event (software)", software);
+    if (software != "works")
+        advice.push_back("perf_event_open fails even for software events: " + software);
+    const std::string hardware = trial("cycles");
+    line("perf_event (hardware)", hardware);
+    if (hardware != "works" && software == "works" && core_pmu)
+        advice.push_back("hardware events fail although a PMU is exposed: " + hardware);
+
+    if (identity.arch == "aarch64")
+        line("LSE atomics", identity.has_lse ? "yes (ARMv8.1 CAS/SWP): @lse flavours run"
+                                             : "no: @lse flavours are refused, LL/SC only");
+    else
+        line("LSE atomics", fmt::format("not applicable on {}", identity.arch));
+
+    std::cout << "\n";
+    if (advice.empty()) std::cout << "No problems found: counters should work.\n";
+    for (const auto& a : advice) std::cout << "advice: " << a << "\n";
+    return 0;
+}
+
+}  // namespace lockprof::cli

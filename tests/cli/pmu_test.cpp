@@ -1,0 +1,176 @@
+// Golden tests of PMU counting through the real binary: software events on this machine,
+// degradation and --strict-events when hardware events cannot be opened, `events` and `doctor`.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <thread>
+
+#include "cli/cli_runner.hpp"
+
+using lockprof::test::count_lines;
+using lockprof::test::read_all;
+using lockprof::test::run_lockprof;
+using lockprof::test::TempDir;
+using nlohmann::json;
+
+namespace {
+
+// Sum of one counter's raw values over a trial's threads.
+std::uint64_t counter_sum(const json& trial, const std::string& event, std::uint64_t* cpu_ns) {
+    std::uint64_t total = 0;
+    for (const auto& thread : trial.at("threads")) {
+        if (cpu_ns) *cpu_ns += thread.at("cpu_ns").get<std::uint64_t>();
+        if (!thread.contains("counters")) continue;
+        for (const auto& c : thread.at("counters"))
+            if (c.at("event") == event) total += c.at("raw").get<std::uint64_t>();
+    }
+    return total;
+}
+
+// Whether the kernel rejects hardware events here (no PMU): what several tests need.
+bool hardware_events_missing(std::string* why) {
+    auto r = run_lockprof({"events"});
+    const auto at = r.out.find("\ncycles ");
+    const auto end = r.out.find('\n', at + 1);
+    const std::string line = r.out.substr(at, end - at);
+    if (why) *why = line;
+    return line.find("no (") != std::string::npos;
+}
+
+}  // namespace
+
+TEST(CliPmu, TaskClockAgreesWithThreadCpuTime) {
+    TempDir dir;
+    auto r = run_lockprof({"--lock=tas", "--threads=1,2", "--duration=150ms", "--trials=2",
+                           "--event=task_clock", "-q", "-o", (dir / "run.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json run = json::parse(read_all(dir / "run.json"));
+    for (const auto& cell : run.at("cells"))
+        for (const auto& trial : cell.at("trials")) {
+            std::uint64_t cpu_ns = 0;
+            const auto task_clock = counter_sum(trial, "task_clock", &cpu_ns);
+            ASSERT_GT(cpu_ns, 0u);
+            EXPECT_NEAR(static_cast<double>(task_clock) / static_cast<double>(cpu_ns), 1.0, 0.05)
+                << "threads " << cell.at("threads") << ": task_clock " << task_clock
+                << " ns vs cpu " << cpu_ns << " ns";
+        }
+}
+
+TEST(CliPmu, ContextSwitchesRiseWhenThreadsExceedCores) {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::string many = std::to_string(4 * cores);
+    TempDir dir;
+    auto r = run_lockprof({"--lock=tas", "--threads=1," + many, "--duration=200ms", "--trials=1",
+                           "--event=context_switches", "-q", "-o", (dir / "run.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json run = json::parse(read_all(dir / "run.json"));
+    ASSERT_EQ(run.at("cells").size(), 2u);
+    const auto one = counter_sum(run.at("cells")[0].at("trials")[0], "context_switches", nullptr);
+    const auto oversubscribed =
+        counter_sum(run.at("cells")[1].at("trials")[0], "context_switches", nullptr);
+    EXPECT_GT(oversubscribed, one) << many << " threads on " << cores << " CPUs";
+}
+
+TEST(CliPmu, HardwareEventWithoutPmuIsDroppedWithOneLineAndTheRunCompletes) {
+    std::string why;
+    if (!hardware_events_missing(&why))
+        GTEST_SKIP() << "this machine counts hardware events (" << why << ")";
+    TempDir dir;
+    auto r = run_lockprof({"--lock=tas", "--threads=1", "--duration=50ms", "--trials=1",
+                           "--event=cycles,instructions,task_clock", "--csv",
+                           (dir / "run.csv").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("cycles, instructions: not counted"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("ENOENT"), std::string::npos);
+    EXPECT_NE(r.out.find("note: cycles, instructions: not counted"), std::string::npos);
+    EXPECT_NE(r.out.find("task_clock/acq"), std::string::npos);
+    EXPECT_NE(read_all(dir / "run.csv").find("event_task_clock_per_acquire"), std::string::npos);
+}
+
+TEST(CliPmu, StrictEventsMakesAnUncountableEventExitTwo) {
+    std::string why;
+    if (!hardware_events_missing(&why))
+        GTEST_SKIP() << "this machine counts hardware events (" << why << ")";
+    auto r = run_lockprof(
+        {"--lock=tas", "--threads=1", "--duration=50ms", "--event=cycles", "--strict-events"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("--strict-events"), std::string::npos);
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(CliPmu, DefaultEventsCountSoftwareAndNoteWhatIsMissing) {
+    std::string why;
+    const bool missing = hardware_events_missing(&why);
+    auto r = run_lockprof({"--lock=tas", "--threads=1", "--duration=50ms", "--trials=1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << "defaults are noted, not warned: " << r.err;
+    EXPECT_NE(r.out.find("task_clock/acq"), std::string::npos);
+    EXPECT_NE(r.out.find("context_switches/acq"), std::string::npos);
+    if (missing) {
+        EXPECT_NE(r.out.find("note: cycles, instructions, cache_misses: not counted"),
+                  std::string::npos)
+            << r.out;
+    } else {
+        EXPECT_NE(r.out.find("cycles/acq"), std::string::npos);
+        EXPECT_NE(r.out.find("IPC"), std::string::npos);
+    }
+}
+
+TEST(CliPmu, NoCountersCountsNothing) {
+    TempDir dir;
+    auto r = run_lockprof({"--lock=tas", "--threads=1", "--duration=50ms", "--trials=1",
+                           "--no-counters", "-o", (dir / "run.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    const json run = json::parse(read_all(dir / "run.json"));
+    for (const auto& thread : run.at("cells")[0].at("trials")[0].at("threads"))
+        EXPECT_FALSE(thread.contains("counters"));
+    auto both = run_lockprof({"--no-counters", "--event=task_clock"});
+    EXPECT_EQ(both.exit_code, 2);
+    EXPECT_EQ(count_lines(both.err), 1);
+}
+
+TEST(CliPmu, UnknownEventIsOneLineExitTwo) {
+    auto r = run_lockprof({"--lock=tas", "--threads=1", "--duration=50ms", "--event=stxr_fial"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("did you mean 'stxr_fail'"), std::string::npos) << r.err;
+}
+
+TEST(CliPmu, EventsListsEveryAliasWithKernelVerdict) {
+    auto r = run_lockprof({"events"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* alias : {"cycles", "stxr_fail", "lock_loads", "task_clock", "page_faults"})
+        EXPECT_NE(r.out.find(std::string("\n") + alias + " "), std::string::npos) << alias;
+    EXPECT_NE(r.out.find("perf::PERF_COUNT_SW_TASK_CLOCK"), std::string::npos);
+    EXPECT_NE(r.out.find("kernel accepts"), std::string::npos);
+
+    auto all = run_lockprof({"events", "--all", "--pmu", "perf"});
+    ASSERT_EQ(all.exit_code, 0) << all.err;
+    EXPECT_NE(all.out.find("perf::PERF_COUNT_SW_CONTEXT_SWITCHES"), std::string::npos);
+
+    auto bad = run_lockprof({"events", "--pmu", "no_such_pmu"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_EQ(count_lines(bad.err), 1) << bad.err;
+    auto bad_option = run_lockprof({"events", "--bogus"});
+    EXPECT_EQ(bad_option.exit_code, 2);
+    EXPECT_EQ(count_lines(bad_option.err), 1);
+    auto help = run_lockprof({"events", "--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_NE(help.out.find("Usage: lockprof events"), std::string::npos);
+}
+
+TEST(CliPmu, DoctorReportsWhatItChecked) {
+    auto r = run_lockprof({"doctor"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* what : {"perf_event_paranoid", "kernel event sources", "libpfm4 PMUs",
+                             "virtualisation", "perf_event (software)", "LSE atomics"})
+        EXPECT_NE(r.out.find(what), std::string::npos) << what;
+    auto help = run_lockprof({"doctor", "--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    auto bad = run_lockprof({"doctor", "--bogus"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_EQ(count_lines(bad.err), 1);
+}

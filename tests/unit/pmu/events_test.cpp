@@ -1,0 +1,80 @@
+// Event resolution (aliases, libpfm4 pass-through, modifiers, unknown names) and the one-line
+// explanations of perf_event_open errors.
+#include "lockprof/pmu/events.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "lockprof/common/error.hpp"
+
+using namespace lockprof;
+using namespace lockprof::pmu;
+
+TEST(PmuEvents, SoftwareAliasResolvesDisabledAndUserOnly) {
+    const auto e = resolve_event("task_clock", false);
+    EXPECT_EQ(e.requested, "task_clock");
+    EXPECT_EQ(e.pfm_name, "perf::PERF_COUNT_SW_TASK_CLOCK");
+    EXPECT_EQ(e.attr.type, static_cast<unsigned>(PERF_TYPE_SOFTWARE));
+    EXPECT_EQ(e.attr.config, static_cast<unsigned long long>(PERF_COUNT_SW_TASK_CLOCK));
+    EXPECT_EQ(e.attr.disabled, 1u);
+    EXPECT_EQ(e.attr.exclude_kernel, 1u);
+    EXPECT_EQ(e.attr.size, sizeof(perf_event_attr));
+    EXPECT_EQ(resolve_event("task_clock", true).attr.exclude_kernel, 0u);
+}
+
+TEST(PmuEvents, Libpfm4NamesPassThroughWithModifiers) {
+    const auto clock = resolve_event("perf::task-clock", false);
+    EXPECT_EQ(clock.requested, "perf::task-clock");
+    EXPECT_EQ(clock.pfm_name, "perf::PERF_COUNT_SW_TASK_CLOCK");
+
+    const auto raw = resolve_event("perf_raw::r6e", false);
+    EXPECT_EQ(raw.attr.type, static_cast<unsigned>(PERF_TYPE_RAW));
+    EXPECT_EQ(raw.attr.config, 0x6eull);
+    EXPECT_EQ(raw.pfm_name, "perf_raw::r6e");
+
+    // A modifier the user writes wins over the default privilege level.
+    const auto kernel = resolve_event("perf::PERF_COUNT_HW_CPU_CYCLES:k", false);
+    EXPECT_EQ(kernel.attr.exclude_kernel, 0u);
+    EXPECT_EQ(kernel.attr.exclude_user, 1u);
+}
+
+TEST(PmuEvents, UnknownNameIsAUsageErrorWithSuggestion) {
+    try {
+        resolve_event("task_clok", false);
+        FAIL();
+    } catch (const UsageError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("unknown event 'task_clok'"), std::string::npos);
+        EXPECT_NE(message.find("did you mean 'task_clock'"), std::string::npos);
+        EXPECT_EQ(message.find('\n'), std::string::npos);
+    }
+    EXPECT_EQ(try_resolve_event("", false).status, Resolution::Status::unknown);
+}
+
+TEST(PmuEvents, OpenErrorsExplainCauseAndRemedyOnOneLine) {
+    struct Case {
+        int error;
+        const char* must_contain;
+    };
+    for (const auto& c :
+         {Case{ENOENT, "virtual PMU"}, Case{EACCES, "perf_event_paranoid"},
+          Case{EPERM, "perf_event_paranoid"}, Case{EOPNOTSUPP, "EOPNOTSUPP"}, Case{EINVAL, "group"},
+          Case{EMFILE, "ulimit -n"}, Case{ENOSYS, "seccomp"}, Case{ENOSYS, "qemu"}}) {
+        const std::string line = explain_open_error(c.error, "cycles");
+        EXPECT_NE(line.find(c.must_contain), std::string::npos) << line;
+        EXPECT_EQ(line.rfind("cycles", 0), 0u) << line;
+        EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+    }
+    EXPECT_EQ(explain_open_error(-ENOENT, "x"), explain_open_error(ENOENT, "x"));
+}
+
+TEST(PmuEvents, OpenEventCountsASoftwareEventOrExplains) {
+    auto e = resolve_event("task_clock", false);
+    const int fd = open_event(e.attr);
+    if (fd == -ENOSYS) GTEST_SKIP() << explain_open_error(ENOSYS, "task_clock");
+    ASSERT_GE(fd, 0) << explain_open_error(-fd, "task_clock");
+    ::close(fd);
+}
