@@ -1,0 +1,153 @@
+// `lockprof flamegraph`: folded stacks -> interactive SVG, or a differential SVG of two
+// profiles (--diff BEFORE AFTER). Any folded file works (perf + stackcollapse, lockprof fold,
+// inferno), so perf users can render with lockprof. See docs/flamegraph.md.
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "cli/cli.hpp"
+#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/error.hpp"
+#include "lockprof/export/flamegraph_svg.hpp"
+#include "lockprof/export/folded.hpp"
+
+namespace po = boost::program_options;
+
+namespace lockprof::cli {
+namespace {
+
+constexpr std::size_t kProblemsShown = 5;
+
+// Reads one folded input ("-" = stdin), printing skipped-line problems to stderr.
+exporting::FoldedStacks read_folded(const std::string& path, bool strict) {
+    exporting::ParseOptions options;
+    options.strict = strict;
+    exporting::ParseReport report;
+    exporting::FoldedStacks stacks;
+    const std::string name = path == "-" ? "<stdin>" : path;
+    if (path == "-") {
+        stacks = exporting::parse_folded(std::cin, name, options, report);
+    } else {
+        std::ifstream in(path, std::ios::binary);
+        if (!in)
+            throw UsageError(
+                fmt::format("cannot read '{}': {}; check the path", path, std::strerror(errno)));
+        stacks = exporting::parse_folded(in, name, options, report);
+    }
+    if (report.skipped > 0) {
+        for (std::size_t i = 0; i < report.problems.size() && i < kProblemsShown; ++i)
+            fmt::print(stderr, "lockprof: warning: {}\n", report.problems[i]);
+        fmt::print(stderr,
+                   "lockprof: warning: skipped {} malformed line{} of {} in {}{}; use --strict "
+                   "to fail on them instead\n",
+                   report.skipped, report.skipped == 1 ? "" : "s", report.lines, name,
+                   report.skipped > kProblemsShown ? " (first ones shown)" : "");
+    }
+    return stacks;
+}
+
+}  // namespace
+
+int flamegraph_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
+    exporting::SvgOptions svg;
+    std::vector<std::string> inputs;
+    std::string output, title, subtitle;
+    po::options_description options("flamegraph options");
+    options.add_options()("help,h", "show this help")(
+        "output,o", po::value(&output), "SVG file to write (written atomically; '-' = stdout)")(
+        "diff", "differential flamegraph of two inputs: BEFORE AFTER")(
+        "title", po::value(&title),
+        "title (default \"Flame Graph\", or \"Differential Flame "
+        "Graph\" with --diff)")("subtitle", po::value(&subtitle),
+                                "subtitle (default: input names and sample totals)")(
+        "minwidth", po::value(&svg.min_width_px)->default_value(0.1),
+        "leave out frames narrower than this many pixels")(
+        "width", po::value(&svg.width)->default_value(1200), "image width in pixels")(
+        "inverted", "icicle graph: root at the top, stacks growing down")(
+        "strict", "fail (exit 2) on the first malformed input line instead of skipping it");
+    po::options_description hidden;
+    hidden.add_options()("input", po::value(&inputs));
+    po::options_description all;
+    all.add(options).add(hidden);
+    po::positional_options_description positional;
+    positional.add("input", -1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw UsageError(fmt::format("flamegraph: {}; see `lockprof flamegraph --help`", e.what()));
+    }
+    if (vm.count("help")) {
+        std::cout
+            << "Usage: lockprof flamegraph IN.folded -o OUT.svg [options]\n"
+               "       lockprof flamegraph --diff BEFORE.folded AFTER.folded -o DIFF.svg\n\n"
+               "Renders folded stacks ('frame;frame;frame COUNT' lines, as written by `lockprof "
+               "fold`,\n`lockprof --folded` or stackcollapse-perf.pl) as an interactive SVG: "
+               "click to zoom,\nSearch (regex) to highlight, hover for samples and percent. "
+               "'-' reads stdin.\nWith --diff, widths come from AFTER and colours show the change "
+               "in each frame's\nshare of total samples (red grew, blue shrank); frames gone from "
+               "AFTER are listed\nunder the graph. Malformed lines are skipped with a warning "
+               "(--strict: exit 2).\nSee docs/flamegraph.md.\n\n"
+            << options;
+        return 0;
+    }
+    const bool diff = vm.count("diff") > 0;
+    const std::size_t wanted = diff ? 2 : 1;
+    if (inputs.size() != wanted)
+        throw UsageError(fmt::format(
+            "flamegraph: expected {} but got {} input file{}; {}",
+            diff ? "BEFORE and AFTER" : "one", inputs.size(), inputs.size() == 1 ? "" : "s",
+            diff ? "usage: lockprof flamegraph --diff BEFORE.folded AFTER.folded -o DIFF.svg"
+                 : "usage: lockprof flamegraph IN.folded -o OUT.svg ('-' = stdin)"));
+    if (diff && inputs[0] == "-" && inputs[1] == "-")
+        throw UsageError(
+            "flamegraph: BEFORE and AFTER cannot both be stdin; give at least one "
+            "as a file");
+    if (output.empty())
+        throw UsageError("flamegraph: no output file; add -o OUT.svg (or -o - for stdout)");
+    if (!std::isfinite(svg.min_width_px) || svg.min_width_px < 0)
+        throw UsageError(fmt::format("--minwidth {}: must be a non-negative number of pixels",
+                                     vm["minwidth"].as<double>()));
+    if (output != "-") AtomicFile::check_writable(output, "output");
+    svg.inverted = vm.count("inverted") > 0;
+    const bool strict = vm.count("strict") > 0;
+
+    // File names only: full temporary paths would crowd the subtitle.
+    const auto display = [](const std::string& p) {
+        return p == "-" ? std::string("<stdin>") : std::filesystem::path(p).filename().string();
+    };
+    std::string rendered;
+    if (diff) {
+        const auto before = read_folded(inputs[0], strict);
+        const auto after = read_folded(inputs[1], strict);
+        svg.title = vm.count("title") ? title : "Differential Flame Graph";
+        svg.subtitle = vm.count("subtitle")
+                           ? subtitle
+                           : fmt::format("{} -> {}", display(inputs[0]), display(inputs[1]));
+        rendered = exporting::render_diff_flamegraph_svg(before, after, svg);
+    } else {
+        const auto stacks = read_folded(inputs[0], strict);
+        svg.title = vm.count("title") ? title : "Flame Graph";
+        svg.subtitle = vm.count("subtitle")
+                           ? subtitle
+                           : fmt::format("{}: {} samples, {} unique stacks", display(inputs[0]),
+                                         stacks.total(), stacks.size());
+        rendered = exporting::render_flamegraph_svg(stacks, svg);
+    }
+    if (output == "-") {
+        std::cout << rendered << std::flush;
+        if (!std::cout) throw Error("writing the SVG to stdout failed");
+    } else {
+        write_file_atomically(output, rendered);
+    }
+    return 0;
+}
+
+}  // namespace lockprof::cli

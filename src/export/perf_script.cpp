@@ -1,0 +1,374 @@
+#include "lockprof/export/perf_script.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <functional>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/error.hpp"
+
+namespace lockprof::exporting {
+namespace {
+
+using std::string_view;
+
+bool is_space(char c) {
+    return c == ' ' || c == '\t';
+}
+
+string_view trim(string_view s) {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && (is_space(s.back()) || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+bool all_digits(string_view s) {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
+bool all_hex(string_view s) {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+            return false;
+    return true;
+}
+
+// "1234" or "1234/1235" (pid/tid).
+bool is_pid(string_view s) {
+    const auto slash = s.find('/');
+    if (slash == string_view::npos) return all_digits(s);
+    return all_digits(s.substr(0, slash)) && all_digits(s.substr(slash + 1));
+}
+
+// "1129.476852:"
+bool is_time(string_view s) {
+    if (s.size() < 2 || s.back() != ':') return false;
+    s.remove_suffix(1);
+    const auto dot = s.find('.');
+    return dot != string_view::npos && all_digits(s.substr(0, dot)) &&
+           all_digits(s.substr(dot + 1));
+}
+
+std::vector<string_view> tokens_of(string_view line, std::vector<string_view>& out) {
+    out.clear();
+    std::size_t i = 0;
+    while (i < line.size()) {
+        while (i < line.size() && is_space(line[i])) ++i;
+        const auto start = i;
+        while (i < line.size() && !is_space(line[i])) ++i;
+        if (i > start) out.push_back(line.substr(start, i - start));
+    }
+    return out;
+}
+
+struct Header {
+    string_view comm;
+    string_view id;
+    string_view event;         // without modifiers and trailing ':'
+    std::uint64_t period = 0;  // 0 = not printed
+    string_view inline_frame;  // "ip sym (dso)" after the event when perf ran without -g
+};
+
+// Parses a sample header ("comm  tid [cpu] time: period event: [ip sym (dso)]"), returning
+// false for anything else. comm may contain spaces; the time token anchors the layout.
+bool parse_header(string_view line, std::vector<string_view>& tokens, Header& h) {
+    tokens_of(line, tokens);
+    if (tokens.size() < 3) return false;
+    std::size_t time = 0;
+    for (std::size_t i = 2; i < tokens.size(); ++i)
+        if (is_time(tokens[i])) {
+            time = i;
+            break;
+        }
+    std::size_t pid = 0, after = 0;
+    if (time) {
+        pid = time - 1;
+        if (tokens[pid].front() == '[' && tokens[pid].back() == ']') --pid;  // [cpu]
+        if (pid == 0 || !is_pid(tokens[pid])) return false;
+        after = time + 1;
+    } else {
+        for (std::size_t i = 1; i < tokens.size(); ++i)
+            if (is_pid(tokens[i])) {
+                pid = i;
+                break;
+            }
+        if (!pid) return false;
+        after = pid + 1;
+    }
+    std::size_t event = 0;
+    for (std::size_t i = after; i < tokens.size(); ++i) {
+        const auto t = tokens[i];
+        if (t.front() == '[' && t.back() == ']') continue;  // [cpu] when time is not printed
+        if (all_digits(t)) {
+            std::from_chars(t.data(), t.data() + t.size(), h.period);
+            continue;
+        }
+        if (t.size() > 1 && t.back() == ':') {
+            event = i;
+            break;
+        }
+        return false;
+    }
+    if (!event) return false;
+    h.comm = string_view(tokens[0].data(),
+                         static_cast<std::size_t>(tokens[pid - 1].data() + tokens[pid - 1].size() -
+                                                  tokens[0].data()));
+    h.id = tokens[pid];
+    auto ev = tokens[event];
+    ev.remove_suffix(1);
+    h.event = ev.substr(0, ev.find(':'));  // "cpu-clock:pppH" -> "cpu-clock"
+    const auto* rest = tokens[event].data() + tokens[event].size();
+    h.inline_frame =
+        trim(string_view(rest, static_cast<std::size_t>(line.data() + line.size() - rest)));
+    return true;
+}
+
+struct Frame {
+    string_view address_text;  // hex, parsed only when the module does not settle kernel/user
+    string_view symbol;
+    string_view module;
+};
+
+// "ffffffff81775b9a elf_load+0x28a ([kernel.kallsyms])"; the module is the last balanced
+// parenthesised group, so "(/tmp/x (deleted))" stays whole.
+bool parse_frame(string_view line, Frame& f) {
+    line = trim(line);
+    const auto space = line.find_first_of(" \t");
+    if (space == string_view::npos) return false;
+    const auto address = line.substr(0, space);
+    if (!all_hex(address) || address.size() > 16) return false;
+    f.address_text = address;
+    auto rest = trim(line.substr(space + 1));
+    f.module = {};
+    if (!rest.empty() && rest.back() == ')') {
+        int depth = 0;
+        for (std::size_t i = rest.size(); i-- > 0;) {
+            if (rest[i] == ')') ++depth;
+            if (rest[i] == '(' && --depth == 0) {
+                if (i == 0 || is_space(rest[i - 1])) {
+                    f.module = rest.substr(i + 1, rest.size() - i - 2);
+                    rest = trim(rest.substr(0, i));
+                }
+                break;
+            }
+        }
+    }
+    // Strip the "+0x1c" offset perf prints since Linux 4.8.
+    if (const auto plus = rest.rfind("+0x");
+        plus != string_view::npos && plus > 0 && all_hex(rest.substr(plus + 3)))
+        rest = rest.substr(0, plus);
+    f.symbol = rest;
+    return true;
+}
+
+bool is_kernel(const Frame& f) {
+    if (f.module.starts_with("[kernel.") || f.module == "[vmlinux]" ||
+        f.module.starts_with("[guest.kernel"))
+        return true;
+    if (f.module.starts_with('/') || f.module == "[vsyscall]") return false;
+    // Kernel modules print as "[name]"; vsyscall is a user-visible page in the kernel half.
+    std::uint64_t address = 0;
+    std::from_chars(f.address_text.data(), f.address_text.data() + f.address_text.size(), address,
+                    16);
+    return address >= 0xffff000000000000ull;
+}
+
+// Appends the folded name of `f` to `out`: ';' and control characters sanitised as in
+// sanitize_frame(), unknown symbols named after their module, kernel frames suffixed.
+void append_frame(std::string& out, const Frame& f, bool annotate_kernel) {
+    // Bulk-appends clean runs; only ';' and control characters are rewritten.
+    auto append_clean = [&out](string_view s) {
+        std::size_t run = 0;
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            const auto c = static_cast<unsigned char>(s[i]);
+            if (c >= 0x20 && c != ';') continue;
+            out.append(s.data() + run, i - run);
+            out += c == ';' ? ':' : ' ';
+            run = i + 1;
+        }
+        out.append(s.data() + run, s.size() - run);
+    };
+    if (f.symbol.empty() || f.symbol == "[unknown]") {
+        if (f.module.empty() || f.module == "[unknown]") {
+            out += "[unknown]";
+        } else {
+            auto base = f.module;
+            if (const auto slash = base.rfind('/'); slash != string_view::npos)
+                base = base.substr(slash + 1);
+            if (base.starts_with('[') && base.ends_with(']')) {
+                append_clean(base);
+            } else {
+                out += '[';
+                append_clean(base);
+                out += ']';
+            }
+        }
+    } else {
+        append_clean(f.symbol);
+    }
+    if (f.module == "inlined")
+        out += "_[i]";
+    else if (annotate_kernel && is_kernel(f))
+        out += "_[k]";
+}
+
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(string_view s) const { return std::hash<string_view>{}(s); }
+};
+
+// Reads lines in large blocks; views stay valid until the next call.
+class LineReader {
+  public:
+    explicit LineReader(std::istream& in) : in_(in), buffer_(1 << 20) {}
+
+    bool next(string_view& line) {
+        while (true) {
+            const auto* start = buffer_.data() + begin_;
+            const auto* nl = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
+            if (nl) {
+                line = string_view(start, static_cast<std::size_t>(nl - start));
+                begin_ += line.size() + 1;
+                return true;
+            }
+            if (eof_) {
+                if (begin_ == end_) return false;
+                line = string_view(start, end_ - begin_);
+                begin_ = end_;
+                return true;
+            }
+            // Keep the partial line, grow if one line fills the whole buffer.
+            std::memmove(buffer_.data(), start, end_ - begin_);
+            end_ -= begin_;
+            begin_ = 0;
+            if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);
+            in_.read(buffer_.data() + end_, static_cast<std::streamsize>(buffer_.size() - end_));
+            const auto got = static_cast<std::size_t>(in_.gcount());
+            end_ += got;
+            if (got == 0 || !in_) eof_ = true;
+            if (in_.bad()) throw Error("reading perf script input failed; check the file");
+        }
+    }
+
+  private:
+    std::istream& in_;
+    std::vector<char> buffer_;
+    std::size_t begin_ = 0, end_ = 0;
+    bool eof_ = false;
+};
+
+}  // namespace
+
+FoldedStacks fold_perf_script(std::istream& in, const std::string& filename,
+                              const PerfScriptOptions& options, PerfScriptReport& report) {
+    std::unordered_map<std::string, std::uint64_t, StringHash, std::equal_to<>> counts;
+    std::set<std::string, std::less<>> others;
+    std::string chosen = options.event;
+    std::vector<string_view> tokens;
+
+    // The current sample: its root frame and its frames leaf first, copied out of the reader's
+    // buffer (a sample may span two reads).
+    bool in_sample = false, use_sample = false;
+    std::uint64_t weight = 1;
+    std::string root;
+    std::string frame_text;               // leaf-first frame names, back to back
+    std::vector<std::size_t> frame_ends;  // end offset of each name in frame_text
+    std::string stack;
+
+    auto finish_sample = [&]() {
+        if (!in_sample) return;
+        in_sample = false;
+        if (!use_sample) return;
+        stack.clear();
+        stack += root;
+        for (std::size_t i = frame_ends.size(); i-- > 0;) {
+            const std::size_t begin = i == 0 ? 0 : frame_ends[i - 1];
+            if (!stack.empty()) stack += ';';
+            stack.append(frame_text, begin, frame_ends[i] - begin);
+        }
+        if (stack.empty()) return;  // no process frame and no callchain: nothing to place
+        ++report.folded;
+        if (auto it = counts.find(string_view(stack)); it != counts.end())
+            it->second += weight;
+        else
+            counts.emplace(stack, weight);
+    };
+    auto problem = [&](std::string why) {
+        auto text = fmt::format("{}:{}: {}", filename, report.lines, why);
+        if (options.strict)
+            throw UsageError(text +
+                             "; is this `perf script` output? (run without --strict to "
+                             "skip such lines)");
+        ++report.skipped;
+        if (report.problems.size() < kMaxReportedProblems) report.problems.push_back(text);
+    };
+
+    LineReader reader(in);
+    string_view line;
+    Header header;
+    Frame frame;
+    while (reader.next(line)) {
+        ++report.lines;
+        const auto content = trim(line);
+        if (content.empty()) {
+            finish_sample();
+            continue;
+        }
+        if (content.front() == '#') continue;  // perf script --header comments
+        // perf indents callchain entries with a tab; headers never start with one.
+        if (line.front() != '\t' && parse_header(line, tokens, header)) {
+            finish_sample();
+            in_sample = true;
+            ++report.samples;
+            if (chosen.empty()) chosen = std::string(header.event);
+            use_sample = chosen == "all" || header.event == chosen;
+            if (!use_sample) {
+                ++report.other_event;
+                if (others.find(header.event) == others.end()) others.emplace(header.event);
+                continue;
+            }
+            weight = options.weight_by_period && header.period ? header.period : 1;
+            root.clear();
+            if (options.root != PerfScriptOptions::Root::none) {
+                for (char c : header.comm) root += c == ';' ? ':' : c;
+                if (options.root == PerfScriptOptions::Root::comm_pid) {
+                    root += '-';
+                    root += header.id;
+                }
+            }
+            frame_text.clear();
+            frame_ends.clear();
+            if (!header.inline_frame.empty() && parse_frame(header.inline_frame, frame)) {
+                append_frame(frame_text, frame, options.annotate_kernel);
+                frame_ends.push_back(frame_text.size());
+            }
+            continue;
+        }
+        if (in_sample && parse_frame(content, frame)) {
+            if (!use_sample) continue;
+            append_frame(frame_text, frame, options.annotate_kernel);
+            frame_ends.push_back(frame_text.size());
+            continue;
+        }
+        problem(in_sample ? "unrecognised line in a sample (expected 'ADDRESS SYMBOL (MODULE)')"
+                          : "unrecognised line (expected a sample header 'COMM PID TIME: EVENT:')");
+    }
+    finish_sample();
+
+    report.event = chosen;
+    report.other_events.assign(others.begin(), others.end());
+    FoldedStacks result;
+    for (const auto& [s, w] : counts) result.add_line(s, w);
+    return result;
+}
+
+}  // namespace lockprof::exporting

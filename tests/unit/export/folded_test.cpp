@@ -1,0 +1,128 @@
+#include "lockprof/export/folded.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "lockprof/common/error.hpp"
+
+using namespace lockprof::exporting;
+
+namespace {
+struct Parsed {
+    FoldedStacks stacks;
+    ParseReport report;
+};
+Parsed parse(const std::string& text, bool strict = false) {
+    std::istringstream in(text);
+    Parsed p;
+    ParseOptions options;
+    options.strict = strict;
+    p.stacks = parse_folded(in, "in.folded", options, p.report);
+    return p;
+}
+// Parses one bad line between two good ones; returns the single problem reported.
+std::string problem_of(const std::string& bad_line) {
+    auto p = parse("a;b 1\n" + bad_line + "\na;c 2\n");
+    EXPECT_EQ(p.report.skipped, 1u) << bad_line;
+    EXPECT_EQ(p.stacks.total(), 3u) << "the good lines around a bad one must survive";
+    return p.report.problems.empty() ? "" : p.report.problems[0];
+}
+}  // namespace
+
+TEST(FoldedStacks, AddJoinsRootFirstAndSums) {
+    FoldedStacks s;
+    s.add({"main", "lock", "s_lock"}, 3);
+    s.add({"main", "lock", "s_lock"}, 4);
+    s.add({"main", "work"}, 5);
+    s.add({}, 9);                // no frames: nothing
+    s.add({"main", "idle"}, 0);  // zero weight: nothing
+    EXPECT_EQ(s.total(), 12u);
+    EXPECT_EQ(s.size(), 2u);
+    EXPECT_EQ(s.stacks().at("main;lock;s_lock"), 7u);
+    EXPECT_EQ(to_folded_text(s), "main;lock;s_lock 7\nmain;work 5\n");
+}
+
+TEST(FoldedStacks, AddSanitisesSeparatorsNewlinesAndBadBytes) {
+    FoldedStacks s;
+    s.add({"std::map<a;b>", "line\nbreak\r", "",
+           "bad\xff"
+           "byte",
+           "caf\xc3\xa9"},
+          1);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s.stacks().begin()->first,
+              "std::map<a:b>;line break ;[unknown];bad?byte;caf\xc3\xa9");
+}
+
+TEST(FoldedStacks, MergePrefixesRootFrame) {
+    FoldedStacks cell, sweep;
+    cell.add_line("main;lock", 2);
+    sweep.merge(cell, "tas/4t");
+    sweep.merge(cell, "cas;4t");
+    EXPECT_EQ(to_folded_text(sweep), "cas:4t;main;lock 2\ntas/4t;main;lock 2\n");
+}
+
+TEST(ParseFolded, ReadsLinesSumsRepeatsAndRoundTrips) {
+    auto p = parse("main;a 10\n\nmain;b 5\nmain;a 1\nlast;line 0\nno;newline 7");
+    EXPECT_EQ(p.report.skipped, 0u);
+    EXPECT_EQ(p.report.lines, 6u);
+    EXPECT_EQ(p.stacks.total(), 23u);
+    EXPECT_EQ(to_folded_text(p.stacks), "main;a 11\nmain;b 5\nno;newline 7\n");
+    auto again = parse(to_folded_text(p.stacks));
+    EXPECT_EQ(again.stacks.stacks(), p.stacks.stacks());
+}
+
+TEST(ParseFolded, FrameNamesMayContainSpaces) {
+    auto p = parse("main;operator new(unsigned long) 4\n");
+    EXPECT_EQ(p.stacks.stacks().at("main;operator new(unsigned long)"), 4u);
+}
+
+TEST(ParseFolded, EachBadInputClassIsReportedWithFileAndLine) {
+    EXPECT_EQ(problem_of("main;a"),
+              "in.folded:2: no count: expected 'frame;frame;... COUNT' "
+              "with the count after the last space");
+    EXPECT_NE(problem_of("main;a -5").find("in.folded:2: negative count '-5'"), std::string::npos);
+    EXPECT_NE(problem_of("main;a 12x").find("in.folded:2: non-numeric count '12x'"),
+              std::string::npos);
+    EXPECT_NE(problem_of("main;a 1.5").find("non-numeric count"), std::string::npos);
+    EXPECT_NE(problem_of(" 12").find("in.folded:2: empty stack"), std::string::npos);
+    EXPECT_NE(problem_of("main;;a 3").find("empty frame"), std::string::npos);
+    EXPECT_NE(problem_of("main;a 99999999999999999999").find("too large"), std::string::npos);
+    EXPECT_NE(problem_of("main;a\xff\xfe 3").find("in.folded:2: invalid UTF-8 at byte 7"),
+              std::string::npos);
+    EXPECT_NE(problem_of("main;a 3\r").find("in.folded:2: CRLF"), std::string::npos);
+    EXPECT_NE(problem_of(std::string("main;a\0b 3", 10)).find("NUL"), std::string::npos);
+    EXPECT_NE(problem_of(std::string(kMaxFoldedLineBytes + 10, 'x') + " 3")
+                  .find("in.folded:2: line longer than 1048576 bytes"),
+              std::string::npos);
+}
+
+TEST(ParseFolded, OverlongLineDoesNotShiftLineNumbers) {
+    auto p = parse(std::string(3 * kMaxFoldedLineBytes, 'y') + " 1\nok 1\nbad\n");
+    EXPECT_EQ(p.report.skipped, 2u);
+    ASSERT_EQ(p.report.problems.size(), 2u);
+    EXPECT_EQ(p.report.problems[0].rfind("in.folded:1:", 0), 0u);
+    EXPECT_EQ(p.report.problems[1].rfind("in.folded:3:", 0), 0u);
+    EXPECT_EQ(p.stacks.total(), 1u);
+}
+
+TEST(ParseFolded, StrictThrowsUsageErrorAtFirstBadLine) {
+    try {
+        parse("a 1\nb 2\nc x\nd\n", true);
+        FAIL() << "strict parsing accepted a bad line";
+    } catch (const lockprof::UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("in.folded:3: non-numeric count 'x'"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_NO_THROW(parse("a 1\n\nb 2\n", true));
+}
+
+TEST(ParseFolded, ProblemListIsCappedButCountIsNot) {
+    std::string text;
+    for (int i = 0; i < 250; ++i) text += "bad\n";
+    auto p = parse(text);
+    EXPECT_EQ(p.report.skipped, 250u);
+    EXPECT_EQ(p.report.problems.size(), kMaxReportedProblems);
+}
