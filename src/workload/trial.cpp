@@ -106,6 +106,8 @@ void* worker_main(void* raw) {
     loop.acquire_limit = s.spec->acquires_per_thread.value_or(UINT64_MAX);
     loop.critical_iterations = s.spec->critical_iterations;
     loop.parallel_iterations = s.spec->parallel_iterations;
+    // Distinct, non-zero xorshift seeds per thread, derived from --seed and the trial.
+    loop.seed = (s.spec->seed * 0x9E3779B97F4A7C15ull + index) | 1;
     loop.result = &result;
     s.kernel->run_loop(s.lock, loop);
 

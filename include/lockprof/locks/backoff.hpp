@@ -18,7 +18,7 @@ struct BackoffState {
 
     template <Delay D>
     void wait(std::uint32_t& limit, AttemptStats& stats) {
-        if (rng == 0) rng = reinterpret_cast<std::uintptr_t>(this) | 1;  // per-thread seed
+        if (rng == 0) rng = reinterpret_cast<std::uintptr_t>(this) | 1;  // unseeded use (tests)
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;

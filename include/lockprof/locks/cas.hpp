@@ -29,12 +29,7 @@ struct alignas(arch::kCacheLine) CasLock {
         return word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
                                              std::memory_order_relaxed);
     }
-    void lock(Context& c) {
-        while (!try_lock(c)) {
-            ++c.stats.spin_iterations;
-            arch::spin_delay<D>();
-        }
-    }
+    void lock(Context& c) { retry_acquire<D>([&] { return try_lock(c); }, c.stats); }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
 private:

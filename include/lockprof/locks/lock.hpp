@@ -4,6 +4,7 @@
 // measured loop calls lock()/unlock() directly and the compiler inlines them.
 #pragma once
 
+#include <atomic>
 #include <concepts>
 #include <cstdint>
 #include <string_view>
@@ -54,6 +55,28 @@ concept Lock = requires(L& lock, typename L::Context& context) {
     { L::kDescription } -> std::convertible_to<std::string_view>;
     { L::kDelays } -> std::convertible_to<DelayMask>;
 };
+
+// The two ways a simple spinlock waits, shared by the algorithms that differ only in the atomic
+// they acquire with (exchange or compare-exchange):
+//
+// retry_acquire: retry the atomic itself after a delay step (tas, cas). Every retry is another
+// read-modify-write of the lock's cache line.
+template <Delay D, typename Attempt>
+inline void retry_acquire(Attempt attempt, AttemptStats& stats) {
+    while (!attempt()) {
+        ++stats.spin_iterations;
+        arch::spin_delay<D>();
+    }
+}
+
+// wait_then_acquire: after a failed attempt, poll the word with plain loads until it reads free
+// (ttas, ttas-cas). Waiters share the line while the lock is held; with WFE they sleep on it.
+template <Delay D, typename Attempt>
+inline void wait_then_acquire(const std::atomic<std::uint32_t>& word, Attempt attempt,
+                              AttemptStats& stats) {
+    while (!attempt())
+        arch::spin_until<D>(word, [](std::uint32_t v) { return v == 0; }, stats.spin_iterations);
+}
 
 // Asserts the layout rules every lock keeps: the shared state starts a cache line and does not
 // share it with anything else, so measured contention is the lock's own.

@@ -27,12 +27,7 @@ struct alignas(arch::kCacheLine) TasLock {
         ++c.stats.rmw_attempts;
         return word_.exchange(1, std::memory_order_acquire) == 0;
     }
-    void lock(Context& c) {
-        while (!try_lock(c)) {
-            ++c.stats.spin_iterations;
-            arch::spin_delay<D>();
-        }
-    }
+    void lock(Context& c) { retry_acquire<D>([&] { return try_lock(c); }, c.stats); }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
 private:

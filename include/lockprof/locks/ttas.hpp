@@ -21,21 +21,17 @@ struct alignas(arch::kCacheLine) TtasLock {
     };
 
     bool try_lock(Context& c) {
-        if (word_.load(std::memory_order_relaxed) != 0) return false;
-        ++c.stats.rmw_attempts;
-        return word_.exchange(1, std::memory_order_acquire) == 0;
+        return word_.load(std::memory_order_relaxed) == 0 && exchange(c);
     }
-    void lock(Context& c) {
-        for (;;) {
-            ++c.stats.rmw_attempts;
-            if (word_.exchange(1, std::memory_order_acquire) == 0) return;
-            arch::spin_until<D>(word_, [](std::uint32_t v) { return v == 0; },
-                                c.stats.spin_iterations);
-        }
-    }
+    void lock(Context& c) { wait_then_acquire<D>(word_, [&] { return exchange(c); }, c.stats); }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
 private:
+    bool exchange(Context& c) {
+        ++c.stats.rmw_attempts;
+        return word_.exchange(1, std::memory_order_acquire) == 0;
+    }
+
     std::atomic<std::uint32_t> word_{0};
 };
 

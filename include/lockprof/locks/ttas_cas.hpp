@@ -19,26 +19,21 @@ struct alignas(arch::kCacheLine) TtasCasLock {
     };
 
     bool try_lock(Context& c) {
-        if (word_.load(std::memory_order_relaxed) != 0) return false;
+        return word_.load(std::memory_order_relaxed) == 0 && compare_exchange(c);
+    }
+    void lock(Context& c) {
+        wait_then_acquire<D>(word_, [&] { return compare_exchange(c); }, c.stats);
+    }
+    void unlock(Context&) { word_.store(0, std::memory_order_release); }
+
+private:
+    bool compare_exchange(Context& c) {
         ++c.stats.rmw_attempts;
         std::uint32_t expected = 0;
         return word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
                                              std::memory_order_relaxed);
     }
-    void lock(Context& c) {
-        for (;;) {
-            ++c.stats.rmw_attempts;
-            std::uint32_t expected = 0;
-            if (word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
-                                              std::memory_order_relaxed))
-                return;
-            arch::spin_until<D>(word_, [](std::uint32_t v) { return v == 0; },
-                                c.stats.spin_iterations);
-        }
-    }
-    void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
-private:
     std::atomic<std::uint32_t> word_{0};
 };
 

@@ -33,6 +33,7 @@ struct LoopArgs {
     std::uint64_t acquire_limit = UINT64_MAX;
     std::uint64_t critical_iterations = 0;
     std::uint64_t parallel_iterations = 0;
+    std::uint64_t seed = 1;  // this thread's seed for randomising locks; never 0
     ThreadResult* result = nullptr;
 };
 
