@@ -1,0 +1,312 @@
+// `lockprof compare BASE.json NEW.json [...]`: the thread's "head vs patch" table. Every NEW is
+// compared with BASE cell by cell; provenance differences are warned about above the table and
+// never refused (a reviewer may still want to see the numbers).
+#include <iostream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.hpp"
+#include "lockprof/analysis/compare.hpp"
+#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/error.hpp"
+#include "lockprof/common/parse.hpp"
+#include "lockprof/report/json.hpp"
+#include "lockprof/report/text_table.hpp"
+
+namespace po = boost::program_options;
+
+namespace lockprof::cli {
+namespace {
+
+struct Loaded {
+    std::string file;
+    workload::RunResult run;
+};
+
+struct Compared {
+    const Loaded* other;
+    analysis::RunComparison comparison;
+};
+
+std::string describe(const workload::RunResult& run) {
+    const auto& p = run.provenance;
+    return fmt::format("lockprof {} on {}{}{}, {} {}{}, kernel {}, {} trial{}, {}",
+                       p.lockprof_version, p.cpu_model.empty() ? p.arch : p.cpu_model,
+                       p.arch == "aarch64" ? (p.lse ? " (LSE)" : " (no LSE)") : "",
+                       p.vm_hint.empty() ? "" : ", VM " + p.vm_hint, p.compiler, p.build_type,
+                       p.assertions ? ", ASSERTIONS ON" : "", p.kernel, run.spec.trials,
+                       run.spec.trials == 1 ? "" : "s", p.timestamp_utc);
+}
+
+std::string percent(double fraction) {
+    return fmt::format("{:.1f}%", fraction * 100);
+}
+
+std::string spread_text(const analysis::Spread& s) {
+    return s.values.size() < 2 ? "-" : percent(s.relative_spread());
+}
+
+std::string interval_text(const analysis::CellComparison& c) {
+    return c.interval ? fmt::format("[{:.3f}, {:.3f}]", c.interval->low, c.interval->high) : "-";
+}
+
+std::string cell_list(const std::vector<analysis::MissingCell>& cells) {
+    std::string out;
+    for (const auto& c : cells)
+        out += fmt::format("{}{}/{}t", out.empty() ? "" : ", ", c.lock, c.threads);
+    return out;
+}
+
+std::string test_statement(const analysis::CompareOptions& o) {
+    return fmt::format(
+        "test: ratio = median acquires/s of new / of base over trials; {:g}% percentile "
+        "bootstrap interval ({} resamples of each run's trials, seed {}); faster or slower "
+        "only when the whole interval is above or below 1; spread = (max - min) / median",
+        o.confidence * 100, o.resamples, o.seed);
+}
+
+std::string render_text(const Loaded& base, const std::vector<Compared>& all,
+                        const analysis::CompareOptions& options) {
+    std::string out;
+    for (const auto& c : all) {
+        out += fmt::format("base: {}\n      {}\nnew:  {}\n      {}\n", base.file,
+                           describe(base.run), c.other->file, describe(c.other->run));
+        for (const auto& w : c.comparison.warnings) out += "warning: " + w.message + "\n";
+        out += "\n";
+        report::TextTable table;
+        using A = report::TextTable::Align;
+        table.set_header(
+            {"lock", "threads", "base acq/s", "spread", "new acq/s", "spread", "new/base",
+             fmt::format("{:g}% interval", options.confidence * 100), "verdict"},
+            {A::left, A::right, A::right, A::right, A::right, A::right, A::right, A::left,
+             A::left});
+        for (const auto& cell : c.comparison.cells)
+            table.add_row({cell.lock, std::to_string(cell.threads), report::si(cell.base.median),
+                           spread_text(cell.base), report::si(cell.other.median),
+                           spread_text(cell.other), fmt::format("{:.3f}", cell.ratio),
+                           interval_text(cell), analysis::verdict_name(cell.verdict)});
+        out += table.render();
+        if (!c.comparison.only_in_base.empty())
+            out += "only in base: " + cell_list(c.comparison.only_in_base) + "\n";
+        if (!c.comparison.only_in_other.empty())
+            out += "only in new:  " + cell_list(c.comparison.only_in_other) + "\n";
+        out += "\n";
+    }
+    return out + test_statement(options) + "\n";
+}
+
+std::string render_markdown(const Loaded& base, const std::vector<Compared>& all,
+                            const analysis::CompareOptions& options) {
+    std::string out;
+    for (const auto& c : all) {
+        out += fmt::format("### lockprof compare: `{}` vs base `{}`\n\n", c.other->file, base.file);
+        out += fmt::format("- base: {}\n- new: {}\n\n", describe(base.run), describe(c.other->run));
+        for (const auto& w : c.comparison.warnings)
+            out += fmt::format("> **Warning:** {}\n>\n", w.message);
+        if (!c.comparison.warnings.empty()) out.resize(out.size() - 2), out += "\n\n";
+        out += fmt::format(
+            "| lock | threads | base acquires/s | spread | new acquires/s | spread | new/base | "
+            "{:g}% interval | verdict |\n|---|--:|--:|--:|--:|--:|--:|---|---|\n",
+            options.confidence * 100);
+        for (const auto& cell : c.comparison.cells) {
+            const std::string verdict = analysis::verdict_name(cell.verdict);
+            const bool decided = cell.verdict == analysis::Verdict::faster ||
+                                 cell.verdict == analysis::Verdict::slower;
+            out += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3f} | {} | {} |\n", cell.lock,
+                               cell.threads, report::si(cell.base.median), spread_text(cell.base),
+                               report::si(cell.other.median), spread_text(cell.other), cell.ratio,
+                               interval_text(cell), decided ? "**" + verdict + "**" : verdict);
+        }
+        out += "\n";
+        if (!c.comparison.only_in_base.empty())
+            out += "Only in base: " + cell_list(c.comparison.only_in_base) + "\n\n";
+        if (!c.comparison.only_in_other.empty())
+            out += "Only in new: " + cell_list(c.comparison.only_in_other) + "\n\n";
+    }
+    return out + "_" + test_statement(options) + "_\n";
+}
+
+nlohmann::json spread_json(const analysis::Spread& s) {
+    return {{"median", s.median},
+            {"min", s.min},
+            {"max", s.max},
+            {"relative_spread", s.relative_spread()},
+            {"trials", s.values}};
+}
+
+std::string render_json(const Loaded& base, const std::vector<Compared>& all,
+                        const analysis::CompareOptions& options) {
+    using nlohmann::json;
+    json doc = {{"schema", "lockprof.compare"},
+                {"schema_version", 1},
+                {"test",
+                 {{"statistic", "median acquires/s ratio new/base"},
+                  {"interval", "percentile bootstrap"},
+                  {"confidence", options.confidence},
+                  {"resamples", options.resamples},
+                  {"seed", options.seed}}},
+                {"base", {{"file", base.file}, {"description", describe(base.run)}}},
+                {"comparisons", json::array()}};
+    const auto missing = [](const std::vector<analysis::MissingCell>& cells) {
+        json list = json::array();
+        for (const auto& m : cells) list.push_back({{"lock", m.lock}, {"threads", m.threads}});
+        return list;
+    };
+    for (const auto& c : all) {
+        json entry = {{"new", {{"file", c.other->file}, {"description", describe(c.other->run)}}},
+                      {"warnings", json::array()},
+                      {"cells", json::array()},
+                      {"only_in_base", missing(c.comparison.only_in_base)},
+                      {"only_in_new", missing(c.comparison.only_in_other)}};
+        for (const auto& w : c.comparison.warnings)
+            entry["warnings"].push_back({{"field", w.field},
+                                         {"base", w.base_value},
+                                         {"new", w.other_value},
+                                         {"message", w.message}});
+        for (const auto& cell : c.comparison.cells) {
+            json interval = nullptr;
+            if (cell.interval)
+                interval = {{"low", cell.interval->low}, {"high", cell.interval->high}};
+            entry["cells"].push_back({{"lock", cell.lock},
+                                      {"threads", cell.threads},
+                                      {"base", spread_json(cell.base)},
+                                      {"new", spread_json(cell.other)},
+                                      {"ratio", cell.ratio},
+                                      {"interval", interval},
+                                      {"verdict", analysis::verdict_name(cell.verdict)}});
+        }
+        doc["comparisons"].push_back(std::move(entry));
+    }
+    return doc.dump(2) + "\n";
+}
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+}
+
+std::string render_csv(const std::vector<Compared>& all) {
+    std::string out =
+        "new_file,lock,threads,base_median,base_min,base_max,base_trials,new_median,new_min,"
+        "new_max,new_trials,ratio,interval_low,interval_high,verdict\n";
+    for (const auto& c : all) {
+        const std::string file = csv_field(c.other->file);
+        for (const auto& cell : c.comparison.cells)
+            out += fmt::format(
+                "{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{},{:.6f},{},{},{}\n", file,
+                csv_field(cell.lock), cell.threads, cell.base.median, cell.base.min, cell.base.max,
+                cell.base.values.size(), cell.other.median, cell.other.min, cell.other.max,
+                cell.other.values.size(), cell.ratio,
+                cell.interval ? fmt::format("{:.6f}", cell.interval->low) : "",
+                cell.interval ? fmt::format("{:.6f}", cell.interval->high) : "",
+                analysis::verdict_name(cell.verdict));
+        // Mismatched cells stay in the data, so a script sees them too.
+        for (const auto& m : c.comparison.only_in_base)
+            out += fmt::format("{},{},{},,,,,,,,,,,,only in base\n", file, csv_field(m.lock),
+                               m.threads);
+        for (const auto& m : c.comparison.only_in_other)
+            out += fmt::format("{},{},{},,,,,,,,,,,,only in new\n", file, csv_field(m.lock),
+                               m.threads);
+    }
+    return out;
+}
+
+}  // namespace
+
+int compare_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
+    po::options_description o("Options");
+    // clang-format off
+    o.add_options()
+        ("help,h", "show this help")
+        ("format,f", po::value<std::string>()->default_value("table"),
+         "table, markdown (for a mailing list or issue), json or csv")
+        ("output,o", po::value<std::string>(), "write to this file instead of standard output")
+        ("confidence", po::value<std::string>()->default_value("0.95"),
+         "confidence of the bootstrap interval, between 0.5 and 0.999")
+        ("resamples", po::value<std::string>()->default_value("10000"),
+         "bootstrap resamples per cell (100 to 1000000)")
+        ("seed", po::value<std::string>()->default_value("1"),
+         "bootstrap seed: the same files and seed always give the same intervals");
+    // clang-format on
+    po::options_description all;
+    all.add(o);
+    all.add_options()("files", po::value<std::vector<std::string>>());
+    po::positional_options_description positional;
+    positional.add("files", -1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw UsageError(fmt::format("compare: {}; see `lockprof compare --help`", e.what()));
+    }
+    if (vm.count("help")) {
+        std::cout
+            << "Usage: lockprof compare BASE.json NEW.json [NEW2.json ...] [options]\n\n"
+               "Compares the throughput of result files (--output) cell by cell (lock,\n"
+               "threads) with BASE: each run's median acquires/s and spread over trials,\n"
+               "the ratio NEW/BASE, its bootstrap confidence interval and a verdict\n"
+               "(faster, slower, within noise; no noise estimate with one trial). Warns\n"
+               "above the table when builds, CPUs or workloads differ. See docs/reports.md.\n\n"
+            << o;
+        return 0;
+    }
+    const auto files =
+        vm.count("files") ? vm["files"].as<std::vector<std::string>>() : std::vector<std::string>{};
+    if (files.size() < 2)
+        throw UsageError(
+            "compare: needs a base and at least one new result file: lockprof compare BASE.json "
+            "NEW.json");
+    const std::string format = vm["format"].as<std::string>();
+    if (format != "table" && format != "markdown" && format != "json" && format != "csv")
+        throw UsageError(fmt::format(
+            "compare: --format '{}' is not a format; use table, markdown, json or csv", format));
+    analysis::CompareOptions options;
+    const std::string confidence = vm["confidence"].as<std::string>();
+    try {
+        std::size_t used = 0;
+        options.confidence = std::stod(confidence, &used);
+        if (used != confidence.size()) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+        throw UsageError(fmt::format("--confidence: '{}' is not a number; try 0.95", confidence));
+    }
+    if (!(options.confidence >= 0.5 && options.confidence <= 0.999))
+        throw UsageError("--confidence: must be between 0.5 and 0.999; try 0.95");
+    const auto resamples = parse_count(vm["resamples"].as<std::string>(), "resamples");
+    if (resamples < 100 || resamples > 1'000'000)
+        throw UsageError("--resamples: must be between 100 and 1000000; try 10000");
+    options.resamples = static_cast<unsigned>(resamples);
+    options.seed = parse_count(vm["seed"].as<std::string>(), "seed");
+    if (vm.count("output")) AtomicFile::check_writable(vm["output"].as<std::string>(), "output");
+
+    // Read everything first: a bad file fails before any output.
+    std::vector<Loaded> loaded;
+    for (const auto& file : files) loaded.push_back({file, report::read_result(file)});
+    std::vector<Compared> compared;
+    for (std::size_t i = 1; i < loaded.size(); ++i)
+        compared.push_back(
+            {&loaded[i], analysis::compare_runs(loaded[0].run, loaded[i].run, options)});
+
+    std::string text;
+    if (format == "table") text = render_text(loaded[0], compared, options);
+    if (format == "markdown") text = render_markdown(loaded[0], compared, options);
+    if (format == "json") text = render_json(loaded[0], compared, options);
+    if (format == "csv") {
+        text = render_csv(compared);
+        // CSV has no place for prose: warnings go to stderr so they are still seen.
+        for (const auto& c : compared)
+            for (const auto& w : c.comparison.warnings)
+                fmt::print(stderr, "lockprof: warning: {}: {}\n", c.other->file, w.message);
+    }
+    if (vm.count("output"))
+        write_file_atomically(vm["output"].as<std::string>(), text);
+    else
+        std::cout << text;
+    return 0;
+}
+
+}  // namespace lockprof::cli

@@ -1,0 +1,94 @@
+// `lockprof report RESULT.json -o FILE.html [--plot FILE.svg]`: the HTML report (and the
+// standalone scalability plot) from a saved result, without measuring again. A result written
+// with --samples-out also gets hot instructions and the flamegraph.
+#include <iostream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "cli/cli.hpp"
+#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/error.hpp"
+#include "lockprof/report/html_report.hpp"
+#include "lockprof/report/json.hpp"
+#include "lockprof/report/plot.hpp"
+#include "lockprof/symbols/disassembler.hpp"
+
+namespace po = boost::program_options;
+
+namespace lockprof::cli {
+
+int report_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
+    po::options_description o("Options");
+    // clang-format off
+    o.add_options()
+        ("help,h", "show this help")
+        ("output,o", po::value<std::string>(), "the HTML report to write")
+        ("plot", po::value<std::string>(),
+         "also (or only) write the scalability plot as a standalone SVG")
+        ("threads", po::value<unsigned>(),
+         "thread count whose hot instructions are listed (default: the largest sampled)")
+        ("title", po::value<std::string>()->default_value("lockprof report"), "report heading")
+        ("objdump", po::value<std::string>(),
+         "objdump to disassemble sampled code with (default: objdump, or "
+         "aarch64-linux-gnu-objdump for aarch64 binaries)");
+    // clang-format on
+    po::options_description all;
+    all.add(o);
+    all.add_options()("file", po::value<std::string>());
+    po::positional_options_description positional;
+    positional.add("file", 1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw UsageError(fmt::format("report: {}; see `lockprof report --help`", e.what()));
+    }
+    if (vm.count("help")) {
+        std::cout << "Usage: lockprof report RESULT.json -o REPORT.html [--plot PLOT.svg]\n\n"
+                     "Renders a result file (--output, or --samples-out for hot instructions\n"
+                     "and the flamegraph) as one self-contained HTML page with plots that\n"
+                     "opens offline and prints. See docs/reports.md.\n\n"
+                  << o;
+        return 0;
+    }
+    if (!vm.count("file"))
+        throw UsageError(
+            "report: which result? give the JSON written by --output or --samples-out");
+    if (!vm.count("output") && !vm.count("plot"))
+        throw UsageError("report: nothing to write; give -o REPORT.html and/or --plot PLOT.svg");
+    for (const char* option : {"output", "plot"})
+        if (vm.count(option)) AtomicFile::check_writable(vm[option].as<std::string>(), option);
+    sampling::AnnotateOptions annotate;
+    if (vm.count("objdump")) {
+        annotate.objdump = vm["objdump"].as<std::string>();
+        if (!symbols::program_exists(annotate.objdump))
+            throw UsageError(fmt::format(
+                "--objdump: '{}' is not an executable program; install binutils or give the "
+                "path of one",
+                annotate.objdump));
+    }
+
+    const std::string file = vm["file"].as<std::string>();
+    const workload::RunResult run = report::read_result(file);
+    const auto summaries = analysis::summarize(run);
+    if (vm.count("plot")) {
+        auto spec = report::scalability_plot(run, summaries);
+        spec.standalone = true;
+        write_file_atomically(vm["plot"].as<std::string>(), report::render_plot(spec));
+    }
+    if (vm.count("output")) {
+        report::HtmlReportOptions options;
+        options.title = vm["title"].as<std::string>();
+        options.source = file;
+        if (vm.count("threads")) options.annotate_threads = vm["threads"].as<unsigned>();
+        write_file_atomically(
+            vm["output"].as<std::string>(),
+            report::render_html_report(
+                run, summaries, report::gather_report_extras(run, summaries, annotate), options));
+    }
+    return 0;
+}
+
+}  // namespace lockprof::cli

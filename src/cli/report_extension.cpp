@@ -1,0 +1,98 @@
+// --report FILE.html and --plot FILE.svg for `lockprof run`. Listed last in run_extensions.cpp
+// so its finish()/write_outputs() see the notes, counters and sampling info the others added.
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/run_extension.hpp"
+#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/error.hpp"
+#include "lockprof/report/html_report.hpp"
+#include "lockprof/report/json.hpp"
+#include "lockprof/report/plot.hpp"
+
+namespace po = boost::program_options;
+
+namespace lockprof::cli {
+namespace {
+
+class ReportExtension : public RunExtension {
+  public:
+    po::options_description options() override {
+        po::options_description o("Report and plot");
+        // clang-format off
+        o.add_options()
+            ("report", po::value<std::string>(),
+             "write a self-contained HTML report (plots, provenance, explanation, hot "
+             "instructions, flamegraph) that opens offline and prints (docs/reports.md)")
+            ("plot", po::value<std::string>(),
+             "write the scalability plot (acquires/s vs threads) as a standalone SVG")
+            ("report-threads", po::value<unsigned>(),
+             "thread count whose hot instructions the report lists (default: the largest "
+             "sampled)");
+        // clang-format on
+        return o;
+    }
+
+    void configure(const po::variables_map& vm, const workload::RunSpec& spec,
+                   workload::RunResult&) override {
+        // Checked before anything runs, so a long sweep never ends in an unwritable path.
+        for (const char* option : {"report", "plot"})
+            if (vm.count(option)) AtomicFile::check_writable(vm[option].as<std::string>(), option);
+        if (vm.count("report")) report_ = vm["report"].as<std::string>();
+        if (vm.count("plot")) plot_ = vm["plot"].as<std::string>();
+        if (vm.count("report-threads")) {
+            const unsigned threads = vm["report-threads"].as<unsigned>();
+            if (std::find(spec.threads.begin(), spec.threads.end(), threads) == spec.threads.end())
+                throw UsageError(fmt::format(
+                    "--report-threads: {} is not in the sweep (--threads); pick one of them",
+                    threads));
+            options_.annotate_threads = threads;
+        }
+        // The sampling extension keeps raw samples out of the run it hands on; the file it
+        // writes with --samples-out (before this extension's outputs) still has them.
+        if (vm.count("samples-out")) samples_out_ = vm["samples-out"].as<std::string>();
+    }
+
+    void write_outputs(const workload::RunResult& run,
+                       const std::vector<analysis::CellSummary>& summaries,
+                       std::ostream&) override {
+        if (!plot_.empty()) {
+            auto spec = report::scalability_plot(run, summaries);
+            spec.standalone = true;
+            write_file_atomically(plot_, report::render_plot(spec));
+        }
+        if (report_.empty()) return;
+        options_.source = "this run";
+        if (run.sampling && !report::has_raw_samples(run) && !samples_out_.empty()) {
+            const workload::RunResult sampled = report::read_result(samples_out_);
+            const auto sampled_summaries = analysis::summarize(sampled);
+            write_file_atomically(
+                report_,
+                report::render_html_report(
+                    sampled, sampled_summaries,
+                    report::gather_report_extras(sampled, sampled_summaries, {}), options_));
+            return;
+        }
+        auto extras = report::gather_report_extras(run, summaries, {});
+        if (run.sampling && !report::has_raw_samples(run))
+            extras.omitted.back() =
+                "hot instructions and flamegraph: add --samples-out FILE to a sampled run so "
+                "the report can read the raw samples back";
+        write_file_atomically(report_,
+                              report::render_html_report(run, summaries, extras, options_));
+    }
+
+  private:
+    std::string report_, plot_, samples_out_;
+    report::HtmlReportOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<RunExtension> make_report_extension() {
+    return std::make_unique<ReportExtension>();
+}
+
+}  // namespace lockprof::cli

@@ -1,0 +1,366 @@
+#include "lockprof/report/plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace lockprof::report {
+
+namespace {
+
+constexpr const char* kFont =
+    "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', Helvetica, Arial, sans-serif";
+
+// Trims "1.500" to "1.5" and "2.000" to "2".
+std::string trim_zeros(std::string s) {
+    if (s.find('.') == std::string::npos) return s;
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+}
+
+// Rough text width for layout; SVG cannot measure text without a script, and a few pixels of
+// slack in the legend are harmless.
+double text_width(std::string_view text, double font_px) {
+    return static_cast<double>(text.size()) * font_px * 0.6;
+}
+
+// Markers differ per series as well as colours, so a black-and-white printout still tells the
+// locks apart.
+std::string marker(std::size_t series, double x, double y, const std::string& colour,
+                   const std::string& tooltip) {
+    const std::string title =
+        tooltip.empty() ? "" : fmt::format("<title>{}</title>", escape_xml(tooltip));
+    const std::string style =
+        fmt::format("fill=\"{}\" stroke=\"#ffffff\" stroke-width=\"1\"", colour);
+    switch (series % 4) {
+        case 1:
+            return fmt::format(
+                "<rect class=\"lp-marker\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"8\" "
+                "height=\"8\" {}>{}</rect>",
+                x - 4, y - 4, style, title);
+        case 2:
+            return fmt::format(
+                "<path class=\"lp-marker\" d=\"M{:.1f},{:.1f}l5,9h-10z\" {}>{}</path>", x, y - 5.5,
+                style, title);
+        case 3:
+            return fmt::format(
+                "<path class=\"lp-marker\" d=\"M{:.1f},{:.1f}l5,5l-5,5l-5,-5z\" {}>{}</path>", x,
+                y - 5, style, title);
+        default:
+            return fmt::format(
+                "<circle class=\"lp-marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4.5\" {}>{}</circle>",
+                x, y, style, title);
+    }
+}
+
+}  // namespace
+
+std::string escape_xml(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += c;
+        }
+    return out;
+}
+
+std::vector<double> nice_ticks(double low, double high, int target) {
+    if (!std::isfinite(low) || !std::isfinite(high)) return {0, 1};
+    if (high < low) std::swap(low, high);
+    if (high == low) {
+        // A flat series still needs an axis around its value.
+        const double pad = low == 0 ? 1 : std::fabs(low) * 0.5;
+        low -= low == 0 ? 0 : pad;
+        high += pad;
+    }
+    target = std::max(target, 2);
+    const double raw = (high - low) / target;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = magnitude * 10;
+    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
+        if (m * magnitude >= raw) {
+            step = m * magnitude;
+            break;
+        }
+    const double first = std::floor(low / step + 1e-9);
+    const double last = std::ceil(high / step - 1e-9);
+    std::vector<double> ticks;
+    // Multiplying an integer counter avoids the drift of repeated addition (0.30000000000000004).
+    for (double i = first; i <= last + 1e-9; ++i) {
+        const double v = i * step;
+        ticks.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+    }
+    return ticks;
+}
+
+std::string tick_label(double value) {
+    const double a = std::fabs(value);
+    if (a == 0) return "0";
+    if (a >= 1e9) return trim_zeros(fmt::format("{:.2f}", value / 1e9)) + "G";
+    if (a >= 1e6) return trim_zeros(fmt::format("{:.2f}", value / 1e6)) + "M";
+    if (a >= 1e4) return trim_zeros(fmt::format("{:.2f}", value / 1e3)) + "k";
+    if (a < 0.01) return fmt::format("{:.2g}", value);
+    return trim_zeros(fmt::format("{:.3f}", value));
+}
+
+std::string series_colour(std::size_t index) {
+    // Okabe-Ito colour-blind-safe colours, darkened where they are too light on white paper.
+    static const char* const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#B07800",
+                                          "#3A9BD9", "#6A3D9A", "#555555", "#8C564B", "#17BECF"};
+    return palette[index % std::size(palette)];
+}
+
+std::string render_plot(const PlotSpec& spec) {
+    const double width = spec.width, height = spec.height;
+    std::size_t points = 0;
+    double x_min = INFINITY, x_max = -INFINITY, y_min = INFINITY, y_max = -INFINITY;
+    std::set<double> xs;
+    for (const auto& s : spec.series)
+        for (const auto& p : s.points) {
+            if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+            if (spec.x_scale == AxisScale::log2 && p.x <= 0) continue;
+            ++points;
+            xs.insert(p.x);
+            x_min = std::min(x_min, p.x), x_max = std::max(x_max, p.x);
+            y_min = std::min({y_min, p.y, p.low.value_or(p.y)});
+            y_max = std::max({y_max, p.y, p.high.value_or(p.y)});
+        }
+
+    // Layout: room for the y labels on the left, the legend on the right.
+    double legend_width = 0;
+    for (const auto& s : spec.series) legend_width = std::max(legend_width, text_width(s.name, 12));
+    legend_width = spec.series.empty() ? 0 : std::min(legend_width + 44, 240.0);
+    const double top = 30 + (spec.title.empty() ? 0 : 14) + (spec.subtitle.empty() ? 0 : 16);
+    const double left = 78, bottom = 52, right = 16 + legend_width;
+    const double plot_w = std::max(40.0, width - left - right);
+    const double plot_h = std::max(40.0, height - top - bottom);
+
+    std::string out;
+    if (spec.standalone) out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    out += fmt::format(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"{} class=\"lp-plot\" viewBox=\"0 0 {} {}\" "
+        "width=\"{}\" height=\"{}\" font-family=\"{}\" font-size=\"12\" role=\"img\" "
+        "data-series=\"{}\" data-points=\"{}\">\n",
+        spec.id.empty() ? "" : fmt::format(" id=\"{}\"", escape_xml(spec.id)), width, height, width,
+        height, kFont, spec.series.size(), points);
+    out += fmt::format("<title>{}</title>\n", escape_xml(spec.title));
+    out += fmt::format("<rect width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
+    double title_y = 22;
+    if (!spec.title.empty()) {
+        out += fmt::format(
+            "<text class=\"lp-title\" x=\"{}\" y=\"{}\" font-size=\"15\" font-weight=\"600\" "
+            "fill=\"#1a1a1a\">{}</text>\n",
+            left, title_y, escape_xml(spec.title));
+        title_y += 17;
+    }
+    if (!spec.subtitle.empty())
+        out += fmt::format(
+            "<text class=\"lp-subtitle\" x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#555555\">{}"
+            "</text>\n",
+            left, title_y, escape_xml(spec.subtitle));
+
+    out += fmt::format(
+        "<rect class=\"lp-frame\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+        "fill=\"#fcfcfd\" stroke=\"#b0b0b8\"/>\n",
+        left, top, plot_w, plot_h);
+    // Axis titles (with units) are drawn even without data: the empty frame still says what
+    // it would show.
+    out += fmt::format(
+        "<text class=\"lp-axis-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" "
+        "fill=\"#333333\">{}</text>\n",
+        left + plot_w / 2, top + plot_h + 40, escape_xml(spec.x_label));
+    out += fmt::format(
+        "<text class=\"lp-axis-label\" transform=\"translate({:.1f},{:.1f}) rotate(-90)\" "
+        "text-anchor=\"middle\" fill=\"#333333\">{}</text>\n",
+        18.0, top + plot_h / 2, escape_xml(spec.y_label));
+
+    if (points == 0) {
+        out += fmt::format(
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#777777\">no data "
+            "measured for this plot</text>\n</svg>\n",
+            left + plot_w / 2, top + plot_h / 2);
+        return out;
+    }
+
+    // x axis: log2 places thread counts 1, 2, 4, 8 evenly, as the thread's graphs did.
+    const auto to_axis = [&](double x) {
+        return spec.x_scale == AxisScale::log2 ? std::log2(x) : x;
+    };
+    double ax_lo = to_axis(x_min), ax_hi = to_axis(x_max);
+    std::vector<double> x_ticks;
+    if (spec.x_scale == AxisScale::log2) {
+        // Few distinct sweep values: label exactly those; many: label the powers of two.
+        if (xs.size() <= 12)
+            x_ticks.assign(xs.begin(), xs.end());
+        else
+            for (double v = std::exp2(std::floor(ax_lo)); v <= x_max * 1.0001; v *= 2)
+                x_ticks.push_back(v);
+    } else {
+        x_ticks = nice_ticks(x_min, x_max, 8);
+        ax_lo = std::min(ax_lo, x_ticks.front()), ax_hi = std::max(ax_hi, x_ticks.back());
+    }
+    if (ax_hi == ax_lo) ax_lo -= 1, ax_hi += 1;
+    const double pad = (ax_hi - ax_lo) * 0.05;  // keep markers off the frame
+    ax_lo -= pad, ax_hi += pad;
+    const auto px = [&](double x) {
+        return left + (to_axis(x) - ax_lo) / (ax_hi - ax_lo) * plot_w;
+    };
+
+    double lo = spec.y_from_zero ? std::min(0.0, y_min) : y_min;
+    double hi = spec.y_max ? std::max(*spec.y_max, y_max) : y_max;
+    const auto y_ticks = nice_ticks(lo, hi, 6);
+    lo = y_ticks.front(), hi = y_ticks.back();
+    if (hi == lo) hi = lo + 1;
+    const auto py = [&](double y) { return top + plot_h - (y - lo) / (hi - lo) * plot_h; };
+
+    out += "<g class=\"lp-grid\" stroke=\"#e3e3ea\" stroke-width=\"1\">\n";
+    for (double t : y_ticks)
+        out += fmt::format("<line x1=\"{}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>\n", left,
+                           left + plot_w, py(t), py(t));
+    for (double t : x_ticks)
+        out += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{:.1f}\"/>\n", px(t),
+                           px(t), top, top + plot_h);
+    out += "</g>\n<g class=\"lp-ticks\" fill=\"#444444\" font-size=\"11\">\n";
+    for (double t : y_ticks)
+        out += fmt::format(
+            "<text class=\"lp-ytick\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" "
+            "dominant-baseline=\"middle\">{}</text>\n",
+            left - 6, py(t), tick_label(t));
+    for (double t : x_ticks)
+        out += fmt::format(
+            "<text class=\"lp-xtick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
+            px(t), top + plot_h + 17, tick_label(t));
+    out += "</g>\n";
+
+    for (std::size_t i = 0; i < spec.series.size(); ++i) {
+        const auto& s = spec.series[i];
+        auto sorted = s.points;
+        std::erase_if(sorted, [&](const PlotPoint& p) {
+            return !std::isfinite(p.x) || !std::isfinite(p.y) ||
+                   (spec.x_scale == AxisScale::log2 && p.x <= 0);
+        });
+        std::sort(sorted.begin(), sorted.end(),
+                  [](const PlotPoint& a, const PlotPoint& b) { return a.x < b.x; });
+        out += fmt::format("<g class=\"lp-series\" data-name=\"{}\">\n", escape_xml(s.name));
+        if (sorted.size() > 1) {
+            std::string path;
+            for (const auto& p : sorted)
+                path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(p.x), py(p.y));
+            out += fmt::format(
+                "<path class=\"lp-line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+                "stroke-linejoin=\"round\"/>\n",
+                path, s.colour);
+        }
+        for (const auto& p : sorted)
+            if (p.low && p.high && *p.high > *p.low) {
+                const double x = px(p.x), y1 = py(*p.low), y2 = py(*p.high);
+                out += fmt::format(
+                    "<path class=\"lp-errorbar\" d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}"
+                    "H{4:.1f}M{3:.1f},{2:.1f}H{4:.1f}\" stroke=\"{5}\" stroke-width=\"1.2\" "
+                    "fill=\"none\"/>\n",
+                    x, y1, y2, x - 4, x + 4, s.colour);
+            }
+        for (const auto& p : sorted) out += marker(i, px(p.x), py(p.y), s.colour, p.tooltip) + "\n";
+        out += "</g>\n";
+    }
+
+    if (!spec.series.empty()) {
+        const double lx = left + plot_w + 14;
+        out += "<g class=\"lp-legend\">\n";
+        for (std::size_t i = 0; i < spec.series.size(); ++i) {
+            const double ly = top + 10 + 20.0 * static_cast<double>(i);
+            const auto& s = spec.series[i];
+            out += fmt::format(
+                "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+                "stroke-width=\"2\"/>\n",
+                lx, lx + 22, ly, ly, s.colour);
+            out += marker(i, lx + 11, ly, s.colour, "");
+            out += fmt::format(
+                "<text class=\"lp-legend-entry\" x=\"{:.1f}\" y=\"{:.1f}\" "
+                "dominant-baseline=\"middle\" fill=\"#222222\">{}</text>\n",
+                lx + 30, ly, escape_xml(s.name));
+        }
+        out += "</g>\n";
+    }
+    out += "</svg>\n";
+    return out;
+}
+
+std::vector<std::string> lock_order(const std::vector<analysis::CellSummary>& summaries) {
+    std::vector<std::string> locks;
+    for (const auto& s : summaries)
+        if (s.cell && std::find(locks.begin(), locks.end(), s.cell->lock) == locks.end())
+            locks.push_back(s.cell->lock);
+    return locks;
+}
+
+PlotSpec figure_plot(
+    const std::vector<analysis::CellSummary>& summaries,
+    const std::function<const analysis::Spread*(const analysis::CellSummary&)>& figure,
+    std::string title, std::string y_label, std::string unit) {
+    PlotSpec spec;
+    spec.title = std::move(title);
+    spec.y_label = std::move(y_label);
+    spec.x_label = "threads (log\u2082 scale)";
+    const auto locks = lock_order(summaries);
+    for (std::size_t i = 0; i < locks.size(); ++i) {
+        PlotSeries series{locks[i], series_colour(i), {}};
+        for (const auto& s : summaries) {
+            if (!s.cell || s.cell->lock != locks[i] || s.trials == 0) continue;
+            const analysis::Spread* value = figure(s);
+            if (!value || value->values.empty()) continue;
+            PlotPoint p;
+            p.x = s.cell->threads;
+            p.y = value->median;
+            if (value->values.size() > 1) p.low = value->min, p.high = value->max;
+            p.tooltip =
+                fmt::format("{}, {} thread{}: {} {}", locks[i], s.cell->threads,
+                            s.cell->threads == 1 ? "" : "s", tick_label(value->median), unit);
+            if (value->values.size() > 1)
+                p.tooltip +=
+                    fmt::format(" (median of {} trials, min {}, max {})", value->values.size(),
+                                tick_label(value->min), tick_label(value->max));
+            series.points.push_back(std::move(p));
+        }
+        // The series stays even when empty, so the lock keeps its colour and legend entry.
+        spec.series.push_back(std::move(series));
+    }
+    return spec;
+}
+
+PlotSpec scalability_plot(const workload::RunResult& run,
+                          const std::vector<analysis::CellSummary>& summaries) {
+    auto spec = figure_plot(
+        summaries, [](const analysis::CellSummary& s) { return &s.acquires_per_second; },
+        "Throughput vs threads", "acquires/s (all threads)", "acquires/s");
+    spec.id = "plot-scalability";
+    const auto& p = run.provenance;
+    spec.subtitle = fmt::format("{}{}{}; {} {}{}; median of {} trial{}, bars: min\u2013max",
+                                p.cpu_model.empty() ? p.arch : p.cpu_model,
+                                p.arch == "aarch64" ? (p.lse ? ", LSE" : ", no LSE") : "",
+                                p.vm_hint.empty() ? "" : ", VM " + p.vm_hint, p.compiler,
+                                p.build_type, p.assertions ? ", ASSERTIONS ON" : "",
+                                run.spec.trials, run.spec.trials == 1 ? "" : "s");
+    return spec;
+}
+
+}  // namespace lockprof::report

@@ -1,0 +1,292 @@
+// Golden tests of `lockprof compare` and `lockprof report` on synthetic result files written
+// here, so verdicts and warnings do not depend on this machine's timing.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.hpp"
+
+using lockprof::test::read_all;
+using lockprof::test::run_lockprof;
+using lockprof::test::TempDir;
+using nlohmann::json;
+
+namespace {
+
+// One cell: per trial, the acquires of each of `threads` threads over a 1 s window.
+json cell(const std::string& lock, unsigned threads, const std::vector<double>& per_second) {
+    json trials = json::array();
+    for (std::size_t i = 0; i < per_second.size(); ++i) {
+        json ts = json::array();
+        for (unsigned k = 0; k < threads; ++k)
+            ts.push_back({{"index", k},
+                          {"cpu", -1},
+                          {"acquires", static_cast<std::uint64_t>(per_second[i] / threads)},
+                          {"rmw_attempts", static_cast<std::uint64_t>(per_second[i] / threads)},
+                          {"spin_iterations", 0},
+                          {"cpu_ns", 1000000000},
+                          {"start_ns", 0},
+                          {"end_ns", 1000000000}});
+        trials.push_back(
+            {{"trial", i}, {"wall_ns", 1000000000}, {"ticks", 1000000000}, {"threads", ts}});
+    }
+    return {{"lock", lock},       {"algorithm", lock}, {"flavour", ""},     {"delay", "pause"},
+            {"threads", threads}, {"complete", true},  {"lost_updates", 0}, {"trials", trials}};
+}
+
+json result(std::vector<json> cells, bool assertions = false, unsigned trials = 3) {
+    json doc = {{"schema", "lockprof.result"},
+                {"schema_version", 1},
+                {"interrupted", false},
+                {"provenance",
+                 {{"lockprof_version", "0.1.0"},
+                  {"git_revision", "test"},
+                  {"command_line", "lockprof --lock=tas,cas --threads=1,2"},
+                  {"timestamp_utc", "2024-01-01T00:00:00Z"},
+                  {"hostname", "h"},
+                  {"arch", "x86_64"},
+                  {"cpu_model", "Test CPU"},
+                  {"cpu_vendor", "Test"},
+                  {"midr", ""},
+                  {"lse", false},
+                  {"spe", false},
+                  {"logical_cpus", 2},
+                  {"kernel", "6.1.0"},
+                  {"perf_event_paranoid", 2},
+                  {"vm_hint", ""},
+                  {"compiler", "GNU 12.2.0"},
+                  {"compiler_flags", "-O2 -g"},
+                  {"build_type", assertions ? "Debug" : "RelWithDebInfo"},
+                  {"assertions", assertions}}},
+                {"config",
+                 {{"locks", {"tas", "cas"}},
+                  {"threads", {1, 2}},
+                  {"duration_ns", 1000000000},
+                  {"acquires_per_thread", nullptr},
+                  {"critical_ns", 0},
+                  {"parallel_ns", 0},
+                  {"shared_lines", 1},
+                  {"delay", nullptr},
+                  {"pin", {{"mode", "none"}, {"cpus", json::array()}}},
+                  {"warmup_ns", 0},
+                  {"trials", trials},
+                  {"seed", 1},
+                  {"latency", false},
+                  {"watchdog_ns", 10000000000LL}}},
+                {"calibration", {{"burn_iterations_per_ns", 1.0}, {"ticks_per_ns", 1.0}}},
+                {"notes", json::array()},
+                {"cells", cells}};
+    return doc;
+}
+
+struct Files {
+    TempDir dir;
+    std::string base, fast, assert_build, single_a, single_b;
+    Files() {
+        base =
+            write("base.json",
+                  result({cell("tas", 1, {100e6, 101e6, 99e6}), cell("cas", 1, {50e6, 51e6, 49e6}),
+                          cell("tas", 2, {80e6, 90e6, 70e6}), cell("cas", 2, {40e6, 41e6, 39e6})}));
+        // tas/1 faster, cas/1 slower, tas/2 within noise, cas/2 missing, mcs/2 new.
+        fast =
+            write("new.json",
+                  result({cell("tas", 1, {120e6, 121e6, 119e6}), cell("cas", 1, {40e6, 41e6, 39e6}),
+                          cell("tas", 2, {82e6, 88e6, 71e6}), cell("mcs", 2, {30e6, 31e6, 29e6})}));
+        assert_build = write("assert.json", result({cell("tas", 1, {300e6, 301e6, 299e6})}, true));
+        single_a = write("one_a.json", result({cell("tas", 1, {100e6})}, false, 1));
+        single_b = write("one_b.json", result({cell("tas", 1, {110e6})}, false, 1));
+    }
+    std::string write(const std::string& name, const json& doc) {
+        std::ofstream(dir / name) << doc.dump(1);
+        return (dir / name).string();
+    }
+};
+
+// The line of a table that starts with `lock` and `threads`.
+std::string row(const std::string& out, const std::string& lock, const std::string& threads) {
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string a, b;
+        words >> a >> b;
+        if (a == lock && b == threads) return line;
+    }
+    return "";
+}
+
+TEST(CompareCli, VerdictsMismatchedCellsAndTheStatedTest) {
+    Files f;
+    auto r = run_lockprof({"compare", f.base, f.fast});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(row(r.out, "tas", "1").find("faster"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "tas", "1").find("1.200"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "cas", "1").find("slower"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "cas", "1").find("0.800"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "tas", "2").find("within noise"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("only in base: cas/2t"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("only in new:  mcs/2t"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("percentile bootstrap"), std::string::npos);
+    EXPECT_EQ(r.out.find("warning:"), std::string::npos) << "same provenance: no warnings";
+    // Deterministic: the same files give byte-identical output.
+    EXPECT_EQ(run_lockprof({"compare", f.base, f.fast}).out, r.out);
+}
+
+TEST(CompareCli, WarnsAboveTheTableWhenOneBuildHasAssertions) {
+    Files f;
+    auto r = run_lockprof({"compare", f.base, f.assert_build});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto warning = r.out.find("warning: assertions are ON in the new build only");
+    ASSERT_NE(warning, std::string::npos) << r.out;
+    EXPECT_LT(warning, r.out.find("verdict")) << "warnings come above the table";
+    EXPECT_NE(r.out.find("warning: build_type differs"), std::string::npos);
+    EXPECT_NE(row(r.out, "tas", "1").find("faster"), std::string::npos) << "refuses nothing";
+}
+
+TEST(CompareCli, OneTrialSaysNoNoiseEstimate) {
+    Files f;
+    auto r = run_lockprof({"compare", f.single_a, f.single_b});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(row(r.out, "tas", "1").find("no noise estimate"), std::string::npos) << r.out;
+}
+
+TEST(CompareCli, EveryFormat) {
+    Files f;
+    auto md = run_lockprof({"compare", f.base, f.fast, f.assert_build, "--format", "markdown"});
+    ASSERT_EQ(md.exit_code, 0) << md.err;
+    EXPECT_NE(md.out.find("| lock | threads | base acquires/s |"), std::string::npos);
+    EXPECT_NE(md.out.find("| tas | 1 | "), std::string::npos);
+    EXPECT_NE(md.out.find("**faster**"), std::string::npos);
+    EXPECT_NE(md.out.find("> **Warning:** assertions are ON"), std::string::npos);
+    EXPECT_NE(md.out.find("Only in new: mcs/2t"), std::string::npos);
+    EXPECT_EQ(md.out.find("### lockprof compare:"), 0u);
+    EXPECT_NE(md.out.find("### lockprof compare:", 1), std::string::npos) << "one per NEW file";
+
+    auto js = run_lockprof({"compare", f.base, f.fast, "-f", "json"});
+    ASSERT_EQ(js.exit_code, 0) << js.err;
+    const auto doc = json::parse(js.out);
+    EXPECT_EQ(doc["schema"], "lockprof.compare");
+    EXPECT_EQ(doc["test"]["resamples"], 10000);
+    const auto& c = doc["comparisons"][0];
+    EXPECT_EQ(c["cells"][0]["lock"], "tas");
+    EXPECT_EQ(c["cells"][0]["verdict"], "faster");
+    EXPECT_EQ(c["cells"][1]["verdict"], "slower");
+    EXPECT_EQ(c["cells"][2]["verdict"], "within noise");
+    EXPECT_GT(c["cells"][0]["interval"]["low"].get<double>(), 1.0);
+    EXPECT_EQ(c["cells"][0]["base"]["trials"].size(), 3u);
+    EXPECT_EQ(c["only_in_base"][0]["lock"], "cas");
+    EXPECT_EQ(c["only_in_new"][0]["lock"], "mcs");
+
+    auto csv = run_lockprof({"compare", f.base, f.assert_build, "--format=csv"});
+    ASSERT_EQ(csv.exit_code, 0) << csv.err;
+    EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
+              "new_file,lock,threads,base_median,base_min,base_max,base_trials,new_median,new_min,"
+              "new_max,new_trials,ratio,interval_low,interval_high,verdict");
+    EXPECT_NE(csv.out.find(",tas,1,1e+08,9.9e+07,1.01e+08,3,3e+08,"), std::string::npos) << csv.out;
+    EXPECT_NE(csv.out.find(",cas,1,,,,,,,,,,,,only in base"), std::string::npos) << csv.out;
+    EXPECT_NE(csv.err.find("warning:"), std::string::npos) << "CSV warnings go to stderr";
+    EXPECT_NE(csv.err.find("assertions are ON"), std::string::npos);
+
+    auto tbl = run_lockprof({"compare", f.base, f.fast, "--format", "table"});
+    EXPECT_EQ(tbl.exit_code, 0);
+    auto bad = run_lockprof({"compare", f.base, f.fast, "--format", "xml"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("use table, markdown, json or csv"), std::string::npos);
+}
+
+TEST(CompareCli, BadInputIsOneLineAndExitTwo) {
+    Files f;
+    const auto one_line = [](const lockprof::test::CliResult& r) {
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+        EXPECT_EQ(r.err.rfind("lockprof: ", 0), 0u) << r.err;
+        EXPECT_EQ(r.out, "");
+    };
+    auto doc = result({cell("tas", 1, {1e6})});
+    doc["schema_version"] = 99;
+    const auto v99 = f.write("v99.json", doc);
+    auto r = run_lockprof({"compare", f.base, v99});
+    one_line(r);
+    EXPECT_NE(r.err.find("schema version 99"), std::string::npos) << r.err;
+
+    const auto other = f.write("other.json", json{{"name", "package.json"}});
+    r = run_lockprof({"compare", other, f.base});
+    one_line(r);
+    EXPECT_NE(r.err.find("not a lockprof result"), std::string::npos) << r.err;
+
+    const std::string text = read_all(f.base);
+    std::ofstream(f.dir / "cut.json") << text.substr(0, text.size() / 2);
+    r = run_lockprof({"compare", f.base, (f.dir / "cut.json").string()});
+    one_line(r);
+    EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
+
+    auto missing_field = result({cell("tas", 1, {1e6})});
+    missing_field["cells"][0].erase("trials");
+    r = run_lockprof({"compare", f.base, f.write("partial.json", missing_field)});
+    one_line(r);
+
+    r = run_lockprof({"compare", f.base, (f.dir / "absent.json").string()});
+    one_line(r);
+    r = run_lockprof({"compare", f.base});
+    one_line(r);
+    EXPECT_NE(r.err.find("BASE.json NEW.json"), std::string::npos);
+    r = run_lockprof({"compare", f.base, f.fast, "--confidence", "2"});
+    one_line(r);
+}
+
+TEST(ReportCli, WritesSelfContainedHtmlAndStandaloneSvg) {
+    Files f;
+    auto r = run_lockprof({"report", f.base, "-o", (f.dir / "r.html").string(), "--plot",
+                           (f.dir / "p.svg").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto html = read_all(f.dir / "r.html");
+    EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+    for (const char* id : {"plot-scalability", "plot-fairness", "plot-rmw", "results-table"})
+        EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
+    EXPECT_NE(html.find("The run was not sampled"), std::string::npos);
+    const auto svg = read_all(f.dir / "p.svg");
+    EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+    EXPECT_NE(svg.find("Throughput vs threads"), std::string::npos);
+    EXPECT_NE(svg.find("data-series=\"2\""), std::string::npos);
+
+    // Assertions on: the report says so loudly.
+    r = run_lockprof({"report", f.assert_build, "-o", (f.dir / "a.html").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(read_all(f.dir / "a.html").find("assertions-banner"), std::string::npos);
+}
+
+TEST(ReportCli, UsageErrors) {
+    Files f;
+    auto r = run_lockprof({"report", f.base});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("nothing to write"), std::string::npos) << r.err;
+    r = run_lockprof({"report", f.base, "-o", "/nonexistent-dir/r.html"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(lockprof::test::count_lines(r.err), 1);
+    std::ofstream(f.dir / "junk.json") << "[1, 2";
+    r = run_lockprof({"report", (f.dir / "junk.json").string(), "-o", (f.dir / "j.html").string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_FALSE(std::filesystem::exists(f.dir / "j.html")) << "nothing written on bad input";
+}
+
+TEST(ReportCli, RunWritesReportAndPlot) {
+    TempDir dir;
+    auto r = run_lockprof({"--lock=tas,ttas", "--threads=1,2", "--duration=20ms", "--trials=2",
+                           "--quiet", "--report", (dir / "run.html").string(), "--plot",
+                           (dir / "run.svg").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto html = read_all(dir / "run.html");
+    EXPECT_NE(html.find("id=\"plot-scalability\""), std::string::npos);
+    EXPECT_NE(html.find("data-series=\"2\" data-points=\"4\""), std::string::npos);
+    EXPECT_NE(html.find("this run"), std::string::npos);
+    EXPECT_EQ(read_all(dir / "run.svg").rfind("<?xml", 0), 0u);
+    // Unwritable targets fail before the run, with exit 2.
+    r = run_lockprof(
+        {"--lock=tas", "--threads=1", "--duration=10ms", "--report", "/nonexistent-dir/x.html"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "") << "nothing ran";
+}
+
+}  // namespace
