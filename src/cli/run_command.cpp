@@ -215,7 +215,10 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
 
     po::variables_map vm;
     try {
-        po::store(po::command_line_parser(args).options(visible).run(), vm);
+        // No prefix guessing: `--sample` must never quietly mean `--sample-event`.
+        const int style = po::command_line_style::default_style &
+                          ~po::command_line_style::allow_guessing;
+        po::store(po::command_line_parser(args).options(visible).style(style).run(), vm);
     } catch (const po::unknown_option& e) {
         std::vector<std::string> names;
         for (const auto& option : visible.options()) names.push_back("--" + option->long_name());
