@@ -1,0 +1,80 @@
+// Instruction-level attribution of a cell's samples, perf-annotate style: the hottest
+// functions, each instruction with its share of the cell's samples, the acquire loop marked.
+//
+// Acquire loop heuristic (documented in docs/sampling.md):
+//  1. With DWARF, an instruction belongs to the lock's acquire path when its inline chain
+//     contains a lock algorithm's lock() or try_lock() (lockprof::locks::...::lock). The
+//     acquire loop is then the span [target, branch] of every backward branch that sits on
+//     that path: the retry/poll loop, without the fast path before it.
+//  2. Without DWARF (another program, a stripped binary) the acquire loop is the smallest
+//     backward-branch span (at most 64 instructions) that contains the function's hottest
+//     instruction: where a spinning thread goes round.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockprof/analysis/explain.hpp"
+#include "lockprof/symbols/disassembler.hpp"
+#include "lockprof/symbols/resolver.hpp"
+#include "lockprof/workload/results.hpp"
+
+namespace lockprof::sampling {
+
+struct AnnotateOptions {
+    std::string objdump;               // "" picks per binary
+    unsigned top_functions = 3;        // functions annotated per cell
+    double min_function_share = 0.01;  // functions below this share are not disassembled
+};
+
+struct AnnotatedInstruction {
+    symbols::Instruction instruction;  // file address
+    std::uint64_t runtime_address = 0;
+    double weight = 0;             // sum of sample weights on it
+    double share = 0;              // of the cell's total weight
+    bool in_lock = false;          // inside an inlined lock()/try_lock() (DWARF)
+    bool in_acquire_loop = false;  // inside the acquire loop (see the heuristic above)
+    std::string source;            // "tas.hpp:29" when the line changes, else ""
+};
+
+struct HotFunction {
+    std::string name;        // demangled
+    std::string short_name;  // for headings
+    std::string module;
+    double weight = 0;
+    double share = 0;
+    std::vector<AnnotatedInstruction> instructions;  // empty when disassembly failed
+    std::string loop_rule;  // which heuristic marked the loop, with its span
+    std::string error;      // why it could not be disassembled, "" otherwise
+};
+
+struct CellAnnotation {
+    std::string lock;
+    std::string flavour;
+    unsigned threads = 0;
+    std::uint64_t samples = 0;
+    std::uint64_t lost = 0;
+    double total_weight = 0;
+    double acquire_loop_share = 0;  // of all the cell's samples, over its annotated functions
+    // Acquire loop plus the rest of the inlined lock() (its fast path): all of acquiring.
+    double acquire_path_share = 0;
+    double unresolved_share = 0;         // samples no symbol covers
+    std::vector<HotFunction> functions;  // hottest first, all resolved functions
+};
+
+// Aggregates every cell's samples and annotates its hottest functions.
+std::vector<CellAnnotation> annotate(const workload::RunResult& run,
+                                     const symbols::SymbolResolver& resolver,
+                                     const AnnotateOptions& options);
+
+// The listing for one cell. `info` supplies the sampler and the skid note.
+std::string render_annotation(const CellAnnotation& cell, const workload::SamplingInfo& info,
+                              unsigned top_functions);
+
+// What explain() needs from an annotation: sampled instructions with shares and classes.
+void add_instruction_evidence(const CellAnnotation& cell, bool precise,
+                              analysis::CellEvidence& evidence);
+
+}  // namespace lockprof::sampling

@@ -1,0 +1,66 @@
+// Samplers: where each worker thread spends its time, one sample at a time.
+//
+// Two implementations behind workload::Instrumentation, both per thread and opened by the
+// thread they measure (pid 0, cpu -1):
+//  - perf: a non-inherited perf_event with an mmap ring buffer (the kernel refuses mmap on
+//    inherited events). PERF_SAMPLE_IP | TID | TIME | PERIOD | CALLCHAIN, user space only.
+//  - timer: a CLOCK_THREAD_CPUTIME_ID POSIX timer signalling its own thread (SIGEV_THREAD_ID);
+//    the handler records the interrupted PC and a frame-pointer call chain into a buffer
+//    allocated before the trial. For machines where perf_event_open is missing or denied.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <linux/perf_event.h>
+
+#include "lockprof/workload/instrument.hpp"
+#include "lockprof/workload/results.hpp"
+
+namespace lockprof::sampling {
+
+enum class SamplerKind { automatic, perf, timer };
+
+// perf record's default is 4000 Hz; 1000 Hz keeps the cost of a sample (an interrupt, a user
+// stack walk, a ring-buffer write) under 1% of a core while a 1 s trial still gives each
+// thread ~1000 samples, enough for instruction shares to the percent.
+inline constexpr std::uint64_t kDefaultFrequency = 1000;
+
+struct SamplerRequest {
+    SamplerKind kind = SamplerKind::automatic;
+    std::string event = "cycles";
+    bool event_given = false;  // the user named the event (otherwise cycles, then cpu-clock)
+    std::optional<std::uint64_t> period;     // event units (ns for cpu-clock and the timer)
+    std::optional<std::uint64_t> frequency;  // samples per second
+    // Longest window a thread is sampled for (the trial duration), to size the timer
+    // sampler's preallocated buffers; nullopt for --acquires runs.
+    std::optional<std::uint64_t> window_ns;
+};
+
+class Sampler : public workload::Instrumentation {
+  public:
+    // What sampler and event were used and why (goes into RunResult::sampling).
+    virtual const workload::SamplingInfo& info() const = 0;
+    // Things the user must know that happened while sampling (threads that could not be
+    // sampled, buffers that had to shrink). Each distinct message once.
+    virtual std::vector<std::string> notes() const = 0;
+};
+
+// Picks the sampler (probing perf_event_open on the calling thread for `automatic`) and
+// prepares it. Throws UsageError for contradictory requests and Error when a forced sampler
+// cannot work here.
+std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request);
+
+std::unique_ptr<Sampler> make_perf_sampler(const perf_event_attr& attr,
+                                           workload::SamplingInfo info);
+std::unique_ptr<Sampler> make_timer_sampler(std::uint64_t period_ns,
+                                            std::optional<std::uint64_t> window_ns,
+                                            workload::SamplingInfo info);
+
+// Per-cell sample totals and losses, as notes the run prints ("sampling: ... lost").
+std::vector<std::string> loss_notes(const workload::RunResult& run);
+
+}  // namespace lockprof::sampling

@@ -1,0 +1,77 @@
+// Address -> module, symbol, offset and source line, with elfutils libdwfl.
+//
+// A resolver is built from a process's file mappings (what /proc/PID/maps lists), so the same
+// code resolves lockprof's own samples during a run, samples saved in a result file after the
+// process is gone (the mappings travel with the samples), and another live process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockprof/workload/results.hpp"
+
+namespace lockprof::symbols {
+
+struct Location {
+    std::string module;              // path of the ELF file, "" when no module maps the address
+    std::uint64_t bias = 0;          // runtime address - file (link-time) address
+    std::string symbol;              // demangled; "" when no symbol covers the address
+    std::uint64_t symbol_start = 0;  // runtime address of the symbol
+    std::uint64_t symbol_size = 0;
+    std::uint64_t offset = 0;  // address - symbol_start
+    std::string source_file;   // from DWARF line info, "" without debug info
+    int source_line = 0;
+
+    bool has_symbol() const { return !symbol.empty(); }
+    std::uint64_t file_address(std::uint64_t runtime) const { return runtime - bias; }
+};
+
+// The file-backed mappings of process `pid` (0: this process), with GNU build ids.
+std::vector<workload::MappedModule> process_modules(pid_t pid = 0);
+
+class SymbolResolver {
+  public:
+    // Resolves addresses as they were in the process that had these mappings.
+    explicit SymbolResolver(const std::vector<workload::MappedModule>& modules);
+    ~SymbolResolver();
+    SymbolResolver(SymbolResolver&&) noexcept;
+    SymbolResolver& operator=(SymbolResolver&&) noexcept;
+
+    static SymbolResolver for_process(pid_t pid = 0) {
+        return SymbolResolver(process_modules(pid));
+    }
+
+    Location resolve(std::uint64_t address) const;
+
+    // Qualified names of the functions inlined at `address`, innermost first (for an
+    // instruction of TasLock::lock inlined into measured_loop: "...TasLock<...>::try_lock(...)",
+    // "...TasLock<...>::lock(...)"). Empty without DWARF.
+    std::vector<std::string> inlined_at(std::uint64_t address) const;
+
+    // Modules whose file no longer matches the build id recorded with the mapping: results
+    // would be wrong, and callers should say so.
+    const std::vector<std::string>& changed_modules() const { return changed_; }
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    std::vector<std::string> changed_;
+};
+
+// Demangles a C++ symbol; returns the input when it is not a mangled name.
+std::string demangle(std::string_view name);
+
+// A readable short form of a demangled name: namespaces and parameter lists dropped,
+// template arguments kept but their namespaces dropped:
+// "measured_loop<TasLock<(Delay)1>, false>".
+std::string short_name(std::string_view demangled);
+
+// GNU build id of an ELF file as hex, "" when it has none or cannot be read.
+std::string build_id_of(const std::string& path);
+
+}  // namespace lockprof::symbols

@@ -1,0 +1,119 @@
+// `lockprof annotate FILE`: re-renders the annotation and the explanation of a sampled run
+// from its saved raw samples (--samples-out), without measuring again.
+#include <algorithm>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "cli/cli.hpp"
+#include "lockprof/analysis/explain.hpp"
+#include "lockprof/analysis/summary.hpp"
+#include "lockprof/common/error.hpp"
+#include "lockprof/common/parse.hpp"
+#include "lockprof/report/json.hpp"
+#include "lockprof/sampling/report.hpp"
+#include "lockprof/symbols/disassembler.hpp"
+
+namespace po = boost::program_options;
+
+namespace lockprof::cli {
+
+int annotate_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
+    po::options_description o("Options");
+    // clang-format off
+    o.add_options()
+        ("help,h", "show this help")
+        ("objdump", po::value<std::string>(),
+         "objdump to disassemble with (default: objdump, or aarch64-linux-gnu-objdump for "
+         "aarch64 binaries on other hosts)")
+        ("annotate-top", po::value<std::string>()->default_value("3"),
+         "functions annotated per cell (0: explanation only)")
+        ("lock", po::value<std::string>(), "only these locks, comma-separated")
+        ("threads", po::value<std::string>(), "only these thread counts")
+        ("no-explain", po::bool_switch(), "do not print the diagnosis");
+    // clang-format on
+    po::options_description all;
+    all.add(o);
+    all.add_options()("file", po::value<std::string>());
+    po::positional_options_description positional;
+    positional.add("file", 1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw UsageError(fmt::format("annotate: {}; see `lockprof annotate --help`", e.what()));
+    }
+    if (vm.count("help")) {
+        std::cout << "Usage: lockprof annotate FILE [options]\n\n"
+                     "Annotates the hottest functions of every cell of a sampled run, from a\n"
+                     "result written with `lockprof --sample --samples-out FILE`, and explains\n"
+                     "the differences between the locks. The binaries that ran must still be\n"
+                     "there (lockprof warns when their build id changed).\n\n"
+                  << o;
+        return 0;
+    }
+    if (!vm.count("file"))
+        throw UsageError("annotate: which result? give the file written by --samples-out");
+    const std::string file = vm["file"].as<std::string>();
+    workload::RunResult run = report::read_result(file);
+    bool has_samples = false;
+    for (const auto& cell : run.cells)
+        for (const auto& trial : cell.trials)
+            for (const auto& thread : trial.threads) has_samples |= !thread.samples.empty();
+    if (!run.sampling || !has_samples)
+        throw UsageError(fmt::format(
+            "'{}' holds no raw samples; record them with `lockprof --sample --samples-out "
+            "FILE` (--output leaves them out to keep result files small)",
+            file));
+
+    // Narrow to the cells asked for, keeping run order.
+    std::vector<std::string> locks;
+    std::vector<unsigned> threads;
+    if (vm.count("lock")) locks = split_list(vm["lock"].as<std::string>(), "lock");
+    if (vm.count("threads"))
+        threads = parse_thread_list(vm["threads"].as<std::string>(), "threads");
+    std::vector<workload::CellResult> kept;
+    for (auto& cell : run.cells) {
+        const bool lock_ok =
+            locks.empty() || std::find(locks.begin(), locks.end(), cell.lock) != locks.end();
+        const bool threads_ok = threads.empty() || std::find(threads.begin(), threads.end(),
+                                                             cell.threads) != threads.end();
+        if (lock_ok && threads_ok) kept.push_back(std::move(cell));
+    }
+    if (kept.empty())
+        throw UsageError(fmt::format("annotate: no cell of '{}' matches --lock/--threads", file));
+    run.cells = std::move(kept);
+
+    sampling::AnnotateOptions options;
+    if (vm.count("objdump")) {
+        options.objdump = vm["objdump"].as<std::string>();
+        if (!symbols::program_exists(options.objdump))
+            throw UsageError(fmt::format(
+                "--objdump: '{}' is not an executable program; install binutils or give the "
+                "path of one",
+                options.objdump));
+    }
+    const std::uint64_t top = parse_count(vm["annotate-top"].as<std::string>(), "annotate-top");
+    if (top > 100) throw UsageError("--annotate-top: at most 100 functions per cell");
+    const unsigned listing_top = static_cast<unsigned>(top);
+    // The explanation reads the hottest functions' instructions even without listings.
+    options.top_functions = std::max(3u, listing_top);
+
+    fmt::print("{} sampler, event {}, recorded {} by lockprof {}\n", run.sampling->sampler,
+               run.sampling->event, run.provenance.timestamp_utc, run.provenance.lockprof_version);
+    for (const auto& note : run.notes)
+        if (note.rfind("sampling:", 0) == 0) fmt::print("note: {}\n", note);
+    const auto attribution = sampling::attribute(run, options);
+    std::cout << sampling::render_annotations(run, attribution, listing_top);
+    if (!vm["no-explain"].as<bool>()) {
+        const auto summaries = analysis::summarize(run);
+        const std::string text = analysis::render_explanation(
+            analysis::explain(sampling::gather_evidence(run, summaries, &attribution)));
+        if (!text.empty()) std::cout << "\n" << text;
+    }
+    return 0;
+}
+
+}  // namespace lockprof::cli

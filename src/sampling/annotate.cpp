@@ -1,0 +1,305 @@
+#include "lockprof/sampling/annotate.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/error.hpp"
+
+namespace lockprof::sampling {
+namespace {
+
+// Functions printed whole up to this many instructions; longer ones show only the hot parts.
+constexpr std::size_t kWholeFunctionLimit = 48;
+constexpr double kContextShare = 0.005;  // instructions this hot get context lines around them
+constexpr std::size_t kContextLines = 3;
+// A fallback "loop" longer than this is the whole outer loop, not a spin.
+constexpr std::size_t kMaxFallbackLoop = 64;
+
+bool is_lock_function(std::string_view name) {
+    if (name.find("lockprof::locks::") == std::string_view::npos) return false;
+    return name.find("::lock(") != std::string_view::npos ||
+           name.find("::try_lock(") != std::string_view::npos;
+}
+
+struct FunctionKey {
+    std::string module;
+    std::uint64_t start;
+    bool operator<(const FunctionKey& o) const {
+        return std::tie(module, start) < std::tie(o.module, o.start);
+    }
+};
+
+// Disassembly and loop marking depend only on the code, so cells sharing a function (tas at
+// 1, 2 and 4 threads) share it.
+struct CodeCache {
+    struct Code {
+        std::vector<symbols::Instruction> instructions;
+        std::vector<bool> in_lock;
+        std::vector<std::string> source;
+        std::string error;
+    };
+    std::map<FunctionKey, Code> functions;
+};
+
+const CodeCache::Code& code_for(CodeCache& cache, const symbols::Disassembler& disassembler,
+                                const symbols::SymbolResolver& resolver,
+                                const symbols::Location& loc) {
+    FunctionKey key{loc.module, loc.symbol_start};
+    if (auto it = cache.functions.find(key); it != cache.functions.end()) return it->second;
+    CodeCache::Code code;
+    try {
+        const std::uint64_t start = loc.file_address(loc.symbol_start);
+        code.instructions = disassembler.disassemble(loc.module, start, start + loc.symbol_size);
+        const bool whole_is_lock = is_lock_function(loc.symbol);
+        std::string last_source;
+        for (const auto& insn : code.instructions) {
+            const std::uint64_t runtime = insn.address + loc.bias;
+            bool in_lock = whole_is_lock;
+            for (const auto& name : resolver.inlined_at(runtime)) in_lock |= is_lock_function(name);
+            code.in_lock.push_back(in_lock);
+            const auto where = resolver.resolve(runtime);
+            std::string source;
+            if (!where.source_file.empty())
+                source = fmt::format("{}:{}",
+                                     std::filesystem::path(where.source_file).filename().string(),
+                                     where.source_line);
+            code.source.push_back(source != last_source ? source : "");
+            last_source = source;
+        }
+        if (code.instructions.empty()) code.error = "objdump printed no instructions for it";
+    } catch (const Error& e) {
+        code.error = e.what();
+    }
+    return cache.functions.emplace(key, std::move(code)).first->second;
+}
+
+// Marks the acquire loop (heuristic in annotate.hpp); returns which rule applied.
+std::string mark_acquire_loop(HotFunction& f) {
+    auto& insns = f.instructions;
+    auto index_of = [&](std::uint64_t address) -> std::optional<std::size_t> {
+        for (std::size_t i = 0; i < insns.size(); ++i)
+            if (insns[i].instruction.address == address) return i;
+        return std::nullopt;
+    };
+    std::vector<std::pair<std::size_t, std::size_t>> spans;
+    for (std::size_t j = 0; j < insns.size(); ++j) {
+        const auto& insn = insns[j].instruction;
+        if (!insns[j].in_lock || !insn.is_backward_branch()) continue;
+        if (auto i = index_of(*insn.branch_target); i && insns[*i].in_lock)
+            spans.emplace_back(*i, j);
+    }
+    std::string rule;
+    if (!spans.empty()) {
+        rule = "inlined lock(), backward branch";
+    } else {
+        // No DWARF inline info: the tightest loop around the hottest instruction.
+        std::size_t hot = 0;
+        for (std::size_t i = 0; i < insns.size(); ++i)
+            if (insns[i].weight > insns[hot].weight) hot = i;
+        std::optional<std::pair<std::size_t, std::size_t>> best;
+        for (std::size_t j = 0; j < insns.size(); ++j) {
+            const auto& insn = insns[j].instruction;
+            if (!insn.is_backward_branch()) continue;
+            auto i = index_of(*insn.branch_target);
+            if (!i || *i > hot || j < hot || j - *i > kMaxFallbackLoop) continue;
+            if (!best || j - *i < best->second - best->first) best = std::make_pair(*i, j);
+        }
+        if (best) {
+            spans.push_back(*best);
+            rule = "no inline info: tightest backward branch around the hottest instruction";
+        }
+    }
+    std::vector<std::string> ranges;
+    for (auto [i, j] : spans) {
+        for (std::size_t k = i; k <= j; ++k) insns[k].in_acquire_loop = true;
+        ranges.push_back(
+            fmt::format("{:x}..{:x}", insns[i].instruction.address, insns[j].instruction.address));
+    }
+    if (spans.empty()) return "no backward branch found: acquire loop not marked";
+    return fmt::format("{} {}", rule, fmt::join(ranges, ", "));
+}
+
+}  // namespace
+
+std::vector<CellAnnotation> annotate(const workload::RunResult& run,
+                                     const symbols::SymbolResolver& resolver,
+                                     const AnnotateOptions& options) {
+    const symbols::Disassembler disassembler(options.objdump);
+    CodeCache cache;
+    std::vector<CellAnnotation> out;
+    for (const auto& cell : run.cells) {
+        CellAnnotation a;
+        a.lock = cell.lock;
+        a.flavour = cell.flavour;
+        a.threads = cell.threads;
+        std::map<std::uint64_t, double> weight_at;
+        for (const auto& trial : cell.trials)
+            for (const auto& thread : trial.threads) {
+                a.lost += thread.samples_lost;
+                for (const auto& s : thread.samples) {
+                    weight_at[s.ip] += static_cast<double>(s.weight);
+                    a.total_weight += static_cast<double>(s.weight);
+                    ++a.samples;
+                }
+            }
+        if (a.total_weight <= 0) {
+            out.push_back(std::move(a));
+            continue;
+        }
+        std::map<FunctionKey, HotFunction> functions;
+        std::map<FunctionKey, symbols::Location> location_of;
+        std::map<FunctionKey, std::vector<std::pair<std::uint64_t, double>>> ips_of;
+        double unresolved = 0;
+        for (const auto& [ip, weight] : weight_at) {
+            const auto loc = resolver.resolve(ip);
+            if (!loc.has_symbol()) {
+                unresolved += weight;
+                continue;
+            }
+            FunctionKey key{loc.module, loc.symbol_start};
+            auto& f = functions[key];
+            if (f.name.empty()) {
+                f.name = loc.symbol;
+                f.short_name = symbols::short_name(loc.symbol);
+                f.module = loc.module;
+                location_of.emplace(key, loc);
+            }
+            f.weight += weight;
+            ips_of[key].emplace_back(ip, weight);
+        }
+        a.unresolved_share = unresolved / a.total_weight;
+        std::vector<FunctionKey> order;
+        for (const auto& [key, f] : functions) order.push_back(key);
+        std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
+            return functions[x].weight > functions[y].weight;
+        });
+        double loop_weight = 0, path_weight = 0;
+        for (std::size_t rank = 0; rank < order.size(); ++rank) {
+            HotFunction f = std::move(functions[order[rank]]);
+            f.share = f.weight / a.total_weight;
+            if (rank < options.top_functions && f.share >= options.min_function_share) {
+                const auto& loc = location_of.at(order[rank]);
+                const auto& code = code_for(cache, disassembler, resolver, loc);
+                f.error = code.error;
+                for (std::size_t i = 0; i < code.instructions.size(); ++i) {
+                    AnnotatedInstruction ai;
+                    ai.instruction = code.instructions[i];
+                    ai.runtime_address = ai.instruction.address + loc.bias;
+                    ai.in_lock = code.in_lock[i];
+                    ai.source = code.source[i];
+                    f.instructions.push_back(std::move(ai));
+                }
+                for (const auto& [ip, weight] : ips_of[order[rank]]) {
+                    // The instruction containing ip: the last one starting at or before it.
+                    auto it = std::upper_bound(f.instructions.begin(), f.instructions.end(), ip,
+                                               [](std::uint64_t v, const AnnotatedInstruction& i) {
+                                                   return v < i.runtime_address;
+                                               });
+                    if (it != f.instructions.begin()) std::prev(it)->weight += weight;
+                }
+                for (auto& i : f.instructions) i.share = i.weight / a.total_weight;
+                if (!f.instructions.empty()) f.loop_rule = mark_acquire_loop(f);
+                for (const auto& i : f.instructions) {
+                    if (i.in_acquire_loop) loop_weight += i.weight;
+                    if (i.in_acquire_loop || i.in_lock) path_weight += i.weight;
+                }
+            }
+            a.functions.push_back(std::move(f));
+        }
+        a.acquire_loop_share = loop_weight / a.total_weight;
+        a.acquire_path_share = path_weight / a.total_weight;
+        out.push_back(std::move(a));
+    }
+    return out;
+}
+
+std::string render_annotation(const CellAnnotation& cell, const workload::SamplingInfo& info,
+                              unsigned top_functions) {
+    std::string out = fmt::format(
+        "Annotation: {}, {} thread{} - {} samples ({} sampler, {}{}), {} lost\n", cell.lock,
+        cell.threads, cell.threads == 1 ? "" : "s", cell.samples, info.sampler, info.event,
+        info.frequency ? fmt::format(" at {} Hz", info.frequency)
+                       : fmt::format(" every {}", info.period),
+        cell.lost);
+    if (cell.samples == 0) return out + "  no samples in this cell\n";
+    out += fmt::format("  note: {}\n", info.precise_note);
+    out += fmt::format(
+        "  acquire loop: {:.1f}% of samples; whole acquire path (loop and inlined "
+        "lock()): {:.1f}%\n",
+        cell.acquire_loop_share * 100, cell.acquire_path_share * 100);
+    for (std::size_t i = 0; i < cell.functions.size() && i < std::max(top_functions, 5u); ++i)
+        out += fmt::format("  {:6.2f}%  {}  [{}]\n", cell.functions[i].share * 100,
+                           cell.functions[i].short_name,
+                           std::filesystem::path(cell.functions[i].module).filename().string());
+    if (cell.unresolved_share > 0)
+        out += fmt::format("  {:6.2f}%  [no symbol]\n", cell.unresolved_share * 100);
+    for (std::size_t rank = 0; rank < cell.functions.size() && rank < top_functions; ++rank) {
+        const auto& f = cell.functions[rank];
+        if (f.instructions.empty() && f.error.empty()) continue;
+        out += fmt::format("\n  {} ({:.1f}% of samples)\n", f.short_name, f.share * 100);
+        if (!f.error.empty()) {
+            out += fmt::format("    not disassembled: {}\n", f.error);
+            continue;
+        }
+        out +=
+            fmt::format("    `|` acquire loop ({}), `:` rest of the inlined lock()\n", f.loop_rule);
+        out += "     Percent    Address  Instruction\n";
+        const auto& insns = f.instructions;
+        std::vector<bool> show(insns.size(), insns.size() <= kWholeFunctionLimit);
+        for (std::size_t i = 0; i < insns.size(); ++i) {
+            if (insns[i].in_acquire_loop) show[i] = true;
+            if (insns[i].share >= kContextShare)
+                for (std::size_t k = i >= kContextLines ? i - kContextLines : 0;
+                     k < insns.size() && k <= i + kContextLines; ++k)
+                    show[k] = true;
+        }
+        bool gap = false;
+        for (std::size_t i = 0; i < insns.size(); ++i) {
+            if (!show[i]) {
+                gap = true;
+                continue;
+            }
+            if (gap) out += "                  ...\n";
+            gap = false;
+            const auto& ai = insns[i];
+            const char marker = ai.in_acquire_loop ? '|' : ai.in_lock ? ':' : ' ';
+            std::string line =
+                fmt::format("    {:>8}  {} {:>8x}  {}",
+                            ai.weight > 0 ? fmt::format("{:.2f}", ai.share * 100) : std::string(),
+                            marker, ai.instruction.address, ai.instruction.text());
+            if (!ai.source.empty()) {
+                if (line.size() < 64) line.resize(64, ' ');
+                line += "  " + ai.source;
+            }
+            out += line + "\n";
+        }
+        if (gap) out += "                  ...\n";
+    }
+    return out;
+}
+
+void add_instruction_evidence(const CellAnnotation& cell, bool precise,
+                              analysis::CellEvidence& evidence) {
+    evidence.samples = cell.samples;
+    evidence.precise = precise;
+    for (const auto& f : cell.functions) {
+        for (std::size_t i = 0; i < f.instructions.size(); ++i) {
+            const auto& ai = f.instructions[i];
+            if (ai.in_acquire_loop)
+                evidence.acquire_loop_mnemonics.push_back(ai.instruction.mnemonic);
+            if (ai.weight <= 0) continue;
+            analysis::InstructionShare share;
+            share.mnemonic = ai.instruction.mnemonic;
+            share.share = ai.share;
+            share.in_acquire_loop = ai.in_acquire_loop;
+            if (i > 0) share.previous_mnemonic = f.instructions[i - 1].instruction.mnemonic;
+            evidence.instructions.push_back(std::move(share));
+        }
+    }
+}
+
+}  // namespace lockprof::sampling

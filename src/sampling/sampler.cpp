@@ -1,0 +1,185 @@
+#include "lockprof/sampling/sampler.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/error.hpp"
+#include "lockprof/pmu/events.hpp"
+#include "lockprof/sampling/event.hpp"
+
+namespace lockprof::sampling {
+namespace {
+
+constexpr const char* kSkidNote =
+    "samples land on the instruction after the stalling one (skid): read a hot instruction "
+    "as 'the one before it was waiting'";
+
+struct Probe {
+    int error = 0;       // errno of the last attempt, 0 on success
+    int precise_ip = 0;  // granted
+    perf_event_attr attr{};
+};
+
+perf_event_attr sampling_attr(const SampleEvent& event, const SamplerRequest& request) {
+    perf_event_attr attr = event.attr;
+    attr.size = sizeof(perf_event_attr);
+    attr.disabled = 1;        // enabled by the worker after the start barrier
+    attr.exclude_kernel = 1;  // allowed at perf_event_paranoid 2; the loop is user code
+    attr.exclude_hv = 1;
+    attr.exclude_callchain_kernel = 1;
+    attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+                       PERF_SAMPLE_CALLCHAIN;
+    // Same clock as the timer sampler's, so times of both kinds compare.
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    attr.watermark = 1;
+    attr.wakeup_watermark = 16 * 1024;
+    if (request.period) {
+        attr.sample_period = *request.period;
+    } else {
+        attr.freq = 1;
+        attr.sample_freq = request.frequency.value_or(kDefaultFrequency);
+    }
+    return attr;
+}
+
+// Opens (and closes) the event on this thread, asking for the tightest skid first.
+Probe probe(const SampleEvent& event, const SamplerRequest& request) {
+    Probe p;
+    p.attr = sampling_attr(event, request);
+    // precise_ip constrains hardware sampling only; a software clock's sample is wherever its
+    // interrupt arrived, and asking would only make the kernel refuse or ignore it.
+    for (int precise = event.hardware ? 2 : 0; precise >= 0; --precise) {
+        p.attr.precise_ip = static_cast<unsigned>(precise);
+        const int fd = pmu::open_event(p.attr);
+        if (fd >= 0) {
+            close(fd);
+            p.error = 0;
+            p.precise_ip = precise;
+            return p;
+        }
+        p.error = -fd;
+        if (p.error != EINVAL && p.error != EOPNOTSUPP) break;
+    }
+    return p;
+}
+
+bool means_event_missing(int error) {
+    return error == ENOENT || error == EOPNOTSUPP || error == EINVAL || error == ENODEV;
+}
+
+std::string precise_note(bool hardware, int granted, const std::string& event) {
+    if (!hardware)
+        return fmt::format("{} is a software event, precise_ip does not apply: {}", event,
+                           kSkidNote);
+    if (granted == 0) return fmt::format("precise_ip not granted for {}: {}", event, kSkidNote);
+    return fmt::format(
+        "precise_ip {} granted for {}: samples name the instruction that "
+        "caused the event",
+        granted, event);
+}
+
+}  // namespace
+
+std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
+    if (request.period && request.frequency)
+        throw UsageError("--sample-period and --sample-freq exclude each other; give one of them");
+    if ((request.period && *request.period == 0) || (request.frequency && *request.frequency == 0))
+        throw UsageError("--sample-period / --sample-freq must be at least 1");
+    if (request.frequency && *request.frequency > 100'000)
+        throw UsageError(fmt::format(
+            "--sample-freq {} is too high (at most 100000): sampling would dominate the run",
+            *request.frequency));
+
+    workload::SamplingInfo info;
+    info.requested_event = request.event;
+    if (request.period)
+        info.period = *request.period;
+    else
+        info.frequency = request.frequency.value_or(kDefaultFrequency);
+
+    auto timer = [&](std::string reason) {
+        info.sampler = "timer";
+        info.sampler_reason = std::move(reason);
+        info.event = "cpu-clock";
+        if (request.event != "cpu-clock" && request.event != "task-clock")
+            info.event_note =
+                fmt::format("the timer sampler samples thread CPU time, not '{}'", request.event);
+        info.precise_ip = 0;
+        info.precise_note = fmt::format("timer-signal samples: {}", kSkidNote);
+        // The timer counts CPU time in ns, whatever the event would have counted.
+        const std::uint64_t period_ns =
+            request.period ? *request.period : 1'000'000'000ull / info.frequency;
+        if (period_ns < 10'000)
+            throw UsageError(
+                fmt::format("sampling period of {} ns is too short for the timer sampler (at least "
+                            "10000 ns, and the kernel tick limits it further); lower --sample-freq",
+                            period_ns));
+        return make_timer_sampler(period_ns, request.window_ns, info);
+    };
+
+    if (request.kind == SamplerKind::timer) return timer("--sampler=timer was given");
+
+    SampleEvent event = sample_event(request.event);
+    Probe p;
+    if (event.unavailable.empty())
+        p = probe(event, request);
+    else
+        p.error = ENOENT;
+    if (p.error && means_event_missing(p.error) && event.name != "cpu-clock") {
+        const std::string why = event.unavailable.empty()
+                                    ? pmu::explain_open_error(p.error, event.name)
+                                    : event.unavailable;
+        SampleEvent fallback = cpu_clock_event();
+        Probe q = probe(fallback, request);
+        if (!q.error) info.event_note = why + "; sampling cpu-clock instead";
+        // Either way cpu-clock decides: it works, or its error is the real cause (ENOSYS...).
+        event = fallback;
+        p = q;
+    }
+    if (p.error) {
+        const std::string why = pmu::explain_open_error(p.error, event.name);
+        if (request.kind == SamplerKind::perf)
+            throw Error(why + "; use --sampler=timer (or auto) to sample with CPU-time timers");
+        return timer(why + "; using the timer-signal sampler instead");
+    }
+    info.sampler = "perf";
+    info.sampler_reason = request.kind == SamplerKind::perf
+                              ? "--sampler=perf was given"
+                              : "perf_event_open works here (the auto choice)";
+    info.event = event.name;
+    info.precise_ip = p.precise_ip;
+    info.precise_note = precise_note(event.hardware, p.precise_ip, event.name);
+    return make_perf_sampler(p.attr, info);
+}
+
+std::vector<std::string> loss_notes(const workload::RunResult& run) {
+    std::vector<std::string> notes;
+    for (const auto& cell : run.cells) {
+        std::uint64_t kept = 0, lost = 0, unsampled = 0, threads = 0;
+        for (const auto& trial : cell.trials)
+            for (const auto& thread : trial.threads) {
+                ++threads;
+                kept += thread.samples.size();
+                lost += thread.samples_lost;
+                unsampled += thread.sampled ? 0 : 1;
+            }
+        if (lost)
+            notes.push_back(fmt::format(
+                "sampling: {} with {} threads lost {} of {} samples (buffer full); shares are "
+                "from the rest. Lower --sample-freq",
+                cell.lock, cell.threads, lost, kept + lost));
+        if (unsampled)
+            notes.push_back(fmt::format(
+                "sampling: {} with {} threads: {} of {} thread runs had no sampler; see the "
+                "note on why",
+                cell.lock, cell.threads, unsampled, threads));
+    }
+    return notes;
+}
+
+}  // namespace lockprof::sampling

@@ -1,0 +1,251 @@
+#include "lockprof/symbols/resolver.hpp"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/error.hpp"
+
+namespace lockprof::symbols {
+
+std::string demangle(std::string_view name) {
+    if (name.size() < 2 || name.substr(0, 2) != "_Z") return std::string(name);
+    int status = 0;
+    char* out = abi::__cxa_demangle(std::string(name).c_str(), nullptr, nullptr, &status);
+    if (status != 0 || !out) return std::string(name);
+    std::string result(out);
+    std::free(out);
+    return result;
+}
+
+std::string short_name(std::string_view name) {
+    // Drop the parameter list: the last top-level '(' that is not inside template brackets.
+    int depth = 0;
+    std::size_t params = std::string_view::npos;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        if (c == '<') ++depth;
+        if (c == '>') --depth;
+        if (c == '(' && depth == 0 && i > 0) {
+            params = i;
+            break;
+        }
+    }
+    std::string_view base = name.substr(0, params);
+    // Drop a leading return type ("void f<...>"): text before the last top-level space.
+    depth = 0;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < base.size(); ++i) {
+        if (base[i] == '<' || base[i] == '(') ++depth;
+        if (base[i] == '>' || base[i] == ')') --depth;
+        if (base[i] == ' ' && depth == 0) start = i + 1;
+    }
+    base = base.substr(start);
+    // Drop every namespace/class qualifier "a::b::" (inside template arguments too).
+    std::string out;
+    std::size_t token_start = 0;
+    for (std::size_t i = 0; i < base.size(); ++i) {
+        const char c = base[i];
+        if (c == ':' && i + 1 < base.size() && base[i + 1] == ':') {
+            out.resize(token_start);
+            ++i;
+            continue;
+        }
+        out += c;
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '~'))
+            token_start = out.size();
+    }
+    return out;
+}
+
+std::string build_id_of(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "";
+    elf_version(EV_CURRENT);
+    Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+    std::string hex;
+    if (elf) {
+        const void* bits = nullptr;
+        const ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
+        for (ssize_t i = 0; i < n; ++i)
+            hex += fmt::format("{:02x}", static_cast<const unsigned char*>(bits)[i]);
+        elf_end(elf);
+    }
+    close(fd);
+    return hex;
+}
+
+std::vector<workload::MappedModule> process_modules(pid_t pid) {
+    const std::string path =
+        pid == 0 ? std::string("/proc/self/maps") : fmt::format("/proc/{}/maps", pid);
+    std::ifstream in(path);
+    if (!in) throw Error(fmt::format("cannot read {}: no such process or not permitted", path));
+    std::vector<workload::MappedModule> modules;
+    std::map<std::string, std::string> build_ids;
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string range, perms, offset, device, inode, file;
+        fields >> range >> perms >> offset >> device >> inode;
+        std::getline(fields >> std::ws, file);
+        if (file.empty() || file[0] != '/' || file.find(" (deleted)") != std::string::npos)
+            continue;
+        workload::MappedModule m;
+        const auto dash = range.find('-');
+        m.start = std::stoull(range.substr(0, dash), nullptr, 16);
+        m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
+        m.offset = std::stoull(offset, nullptr, 16);
+        m.permissions = perms;
+        m.path = file;
+        auto [it, inserted] = build_ids.try_emplace(file);
+        if (inserted) it->second = build_id_of(file);
+        m.build_id = it->second;
+        modules.push_back(std::move(m));
+    }
+    return modules;
+}
+
+struct SymbolResolver::Impl {
+    Dwfl_Callbacks callbacks{};
+    char* debuginfo_path = nullptr;
+    Dwfl* dwfl = nullptr;
+    mutable std::map<std::uint64_t, Location> cache;
+
+    ~Impl() {
+        if (dwfl) dwfl_end(dwfl);
+    }
+};
+
+SymbolResolver::SymbolResolver(const std::vector<workload::MappedModule>& modules)
+    : impl_(std::make_unique<Impl>()) {
+    impl_->callbacks.find_elf = dwfl_linux_proc_find_elf;
+    impl_->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+    impl_->callbacks.debuginfo_path = &impl_->debuginfo_path;
+    impl_->dwfl = dwfl_begin(&impl_->callbacks);
+    if (!impl_->dwfl) throw Error(fmt::format("elfutils: dwfl_begin failed: {}", dwfl_errmsg(-1)));
+    // libdwfl already knows how to lay out modules from a maps listing (segments, bias), so
+    // hand it the recorded mappings in that format.
+    // libdwfl joins consecutive lines with the same inode into one module, so each file gets
+    // its own made-up inode.
+    std::string maps;
+    std::map<std::string, bool> checked;
+    std::map<std::string, std::size_t> inode;
+    for (const auto& m : modules) {
+        const std::size_t ino = inode.try_emplace(m.path, inode.size() + 1).first->second;
+        maps += fmt::format("{:x}-{:x} {} {:08x} 00:00 {} {}\n", m.start, m.end,
+                            m.permissions.empty() ? "r-xp" : m.permissions, m.offset, ino, m.path);
+        if (!m.build_id.empty() && checked.try_emplace(m.path, true).second &&
+            build_id_of(m.path) != m.build_id)
+            changed_.push_back(m.path);
+    }
+    FILE* file = fmemopen(maps.data(), maps.size(), "r");
+    if (file) {
+        dwfl_report_begin(impl_->dwfl);
+        if (!maps.empty()) dwfl_linux_proc_maps_report(impl_->dwfl, file);
+        dwfl_report_end(impl_->dwfl, nullptr, nullptr);
+        std::fclose(file);
+    }
+}
+
+SymbolResolver::~SymbolResolver() = default;
+SymbolResolver::SymbolResolver(SymbolResolver&&) noexcept = default;
+SymbolResolver& SymbolResolver::operator=(SymbolResolver&&) noexcept = default;
+
+Location SymbolResolver::resolve(std::uint64_t address) const {
+    if (auto it = impl_->cache.find(address); it != impl_->cache.end()) return it->second;
+    Location loc;
+    Dwfl_Module* module = dwfl_addrmodule(impl_->dwfl, address);
+    if (module) {
+        const char* main_file = nullptr;
+        const char* name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                            &main_file, nullptr);
+        loc.module = main_file ? main_file : (name ? name : "");
+        GElf_Off offset = 0;
+        GElf_Sym sym{};
+        Dwarf_Addr bias = 0;
+        const char* symbol =
+            dwfl_module_addrinfo(module, address, &offset, &sym, nullptr, nullptr, &bias);
+        loc.bias = bias;
+        if (!main_file) {
+            // Make libdwfl load the ELF so main_file and the bias are known.
+            Dwarf_Addr elf_bias = 0;
+            if (dwfl_module_getelf(module, &elf_bias)) {
+                loc.bias = elf_bias;
+                dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr, &main_file,
+                                 nullptr);
+                if (main_file) loc.module = main_file;
+            }
+        }
+        if (symbol) {
+            loc.symbol = demangle(symbol);
+            loc.offset = offset;
+            loc.symbol_start = address - offset;
+            loc.symbol_size = sym.st_size;
+        }
+        if (Dwfl_Line* line = dwfl_module_getsrc(module, address)) {
+            int line_number = 0;
+            const char* source =
+                dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
+            if (source) loc.source_file = source;
+            loc.source_line = line_number;
+        }
+    }
+    impl_->cache.emplace(address, loc);
+    return loc;
+}
+
+std::vector<std::string> SymbolResolver::inlined_at(std::uint64_t address) const {
+    std::vector<std::string> names;
+    Dwfl_Module* module = dwfl_addrmodule(impl_->dwfl, address);
+    if (!module) return names;
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* cu = dwfl_module_addrdie(module, address, &bias);
+    if (!cu) return names;
+    // dwarf_getscopes gives the innermost inlined instance and then its *abstract* scopes, not
+    // the concrete ones around it; to climb the inline chain (try_lock inside lock inside
+    // measured_loop) restart from each inlined instance with dwarf_getscopes_die, as
+    // eu-addr2line -i does.
+    Dwarf_Die* scopes = nullptr;
+    int n = dwarf_getscopes(cu, address - bias, &scopes);
+    int i = 0;
+    while (i < n) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) {
+            ++i;
+            continue;
+        }
+        // The linkage name sits on the declaration the inlined copy's abstract origin refers
+        // to (through DW_AT_specification); _integrate follows both links.
+        Dwarf_Attribute attribute;
+        const char* linkage = nullptr;
+        if (dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attribute))
+            linkage = dwarf_formstring(&attribute);
+        const char* plain = dwarf_diename(&scopes[i]);
+        if (linkage)
+            names.push_back(demangle(linkage));
+        else if (plain)
+            names.emplace_back(plain);
+        Dwarf_Die instance = scopes[i];
+        std::free(scopes);
+        scopes = nullptr;
+        n = dwarf_getscopes_die(&instance, &scopes);
+        i = 1;  // scopes[0] is the instance itself
+    }
+    std::free(scopes);
+    return names;
+}
+
+}  // namespace lockprof::symbols

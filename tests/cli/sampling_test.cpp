@@ -1,0 +1,191 @@
+// End-to-end sampling on this machine (cpu-clock via perf_event, or the timer sampler): the
+// annotation must put most samples in the lock's acquire path and show its instructions with
+// shares; saved samples must re-render; usage errors exit 2. Shares are asserted loosely and
+// nothing about timing.
+#include <regex>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.hpp"
+
+using lockprof::test::read_all;
+using lockprof::test::run_lockprof;
+using lockprof::test::TempDir;
+
+namespace {
+
+// The annotation block of one cell.
+std::string section(const std::string& out, const std::string& heading) {
+    const auto start = out.find(heading);
+    if (start == std::string::npos) return "";
+    auto end = out.find("\nAnnotation: ", start + 1);
+    const auto explanation = out.find("\nExplanation", start + 1);
+    if (explanation < end) end = explanation;
+    return out.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+double acquire_path_share(const std::string& block) {
+    std::smatch m;
+    static const std::regex share(
+        R"(whole acquire path \(loop and inlined lock\(\)\): ([0-9.]+)%)");
+    if (!std::regex_search(block, m, share)) return -1;
+    return std::stod(m[1]);
+}
+
+// Lines of the listing inside the acquire loop that carry a sample share.
+int sampled_loop_lines(const std::string& block) {
+    static const std::regex line(R"(\n\s+[0-9]+\.[0-9]{2}  \|\s+[0-9a-f]+  )");
+    return static_cast<int>(std::distance(std::sregex_iterator(block.begin(), block.end(), line),
+                                          std::sregex_iterator()));
+}
+
+std::string arch_of(const std::filesystem::path& result) {
+    return nlohmann::json::parse(read_all(result))["provenance"]["arch"];
+}
+
+struct SampledRun {
+    lockprof::test::CliResult cli;
+    std::string block;
+    std::string arch;
+};
+
+SampledRun sampled_run(const std::string& lock, const std::vector<std::string>& extra,
+                       const TempDir& dir) {
+    std::vector<std::string> args = {"--lock",        lock,
+                                     "--threads",     "2",
+                                     "--duration",    "600ms",
+                                     "--trials",      "1",
+                                     "--samples-out", (dir / "samples.json").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    SampledRun r;
+    r.cli = run_lockprof(args);
+    r.block = section(r.cli.out, "Annotation: " + lock + ", 2 threads");
+    if (r.cli.exit_code == 0) r.arch = arch_of(dir / "samples.json");
+    return r;
+}
+
+TEST(CliSampling, TasSamplesLandOnItsExchangeLoop) {
+    TempDir dir;
+    const auto r = sampled_run("tas", {"--sample"}, dir);
+    ASSERT_EQ(r.cli.exit_code, 0) << r.cli.err;
+    ASSERT_FALSE(r.block.empty()) << r.cli.out;
+    // The run says which sampler it used and why (printed under the table, kept in notes).
+    const auto notes = nlohmann::json::parse(read_all(dir / "samples.json"))["notes"].dump();
+    EXPECT_NE(notes.find("sampling: "), std::string::npos) << notes;
+    EXPECT_GT(acquire_path_share(r.block), 50.0) << r.block;
+    EXPECT_GE(sampled_loop_lines(r.block), 1) << r.block;
+    EXPECT_NE(r.block.find("measured_loop<TasLock<"), std::string::npos) << r.block;
+    if (r.arch != "x86_64") GTEST_SKIP() << "instruction names checked on x86_64 only";
+    EXPECT_NE(r.block.find("xchg"), std::string::npos) << r.block;
+    EXPECT_NE(r.block.find("pause"), std::string::npos) << r.block;
+}
+
+TEST(CliSampling, CasSamplesLandOnItsCompareExchange) {
+    TempDir dir;
+    const auto r = sampled_run("cas", {"--sample"}, dir);
+    ASSERT_EQ(r.cli.exit_code, 0) << r.cli.err;
+    ASSERT_FALSE(r.block.empty()) << r.cli.out;
+    EXPECT_GT(acquire_path_share(r.block), 50.0) << r.block;
+    EXPECT_GE(sampled_loop_lines(r.block), 1) << r.block;
+    if (r.arch != "x86_64") GTEST_SKIP() << "instruction names checked on x86_64 only";
+    EXPECT_NE(r.block.find("lock cmpxchg"), std::string::npos) << r.block;
+}
+
+TEST(CliSampling, TimerSamplerForced) {
+    TempDir dir;
+    const auto r = sampled_run("tas", {"--sampler", "timer"}, dir);
+    ASSERT_EQ(r.cli.exit_code, 0) << r.cli.err;
+    const auto doc = nlohmann::json::parse(read_all(dir / "samples.json"));
+    EXPECT_NE(doc["notes"].dump().find("sampling: timer sampler (--sampler=timer was given)"),
+              std::string::npos)
+        << doc["notes"].dump();
+    EXPECT_NE(r.block.find("(timer sampler, cpu-clock"), std::string::npos) << r.block;
+    EXPECT_GT(acquire_path_share(r.block), 50.0) << r.block;
+    EXPECT_EQ(doc["sampling"]["sampler"], "timer");
+    const auto& thread = doc["cells"][0]["trials"][0]["threads"][0];
+    EXPECT_TRUE(thread["sampled"].get<bool>());
+    ASSERT_FALSE(thread["samples"].empty());
+    EXPECT_EQ(thread["samples"][0].size(), 5u);  // [ip, tid, time_ns, weight, [callchain]]
+}
+
+TEST(CliSampling, SavedSamplesReRenderAndResultFileStaysSmall) {
+    TempDir dir;
+    const auto r =
+        run_lockprof({"--lock", "tas,ttas", "--threads", "2", "--duration", "400ms", "--trials",
+                      "2", "--sample", "--samples-out", (dir / "samples.json").string(), "--output",
+                      (dir / "run.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // --output leaves raw samples out, keeps how they were taken.
+    const auto run = nlohmann::json::parse(read_all(dir / "run.json"));
+    EXPECT_FALSE(run["cells"][0]["trials"][0]["threads"][0].contains("samples"));
+    EXPECT_TRUE(run.contains("sampling"));
+    const auto again = run_lockprof({"annotate", (dir / "samples.json").string()});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    // Same listing as the live run for each cell.
+    for (const std::string heading : {"Annotation: tas, 2 threads", "Annotation: ttas, 2 threads"})
+        EXPECT_EQ(section(again.out, heading), section(r.out, heading)) << heading;
+    EXPECT_NE(again.out.find("Explanation (from measured evidence only):"), std::string::npos);
+    EXPECT_NE(again.out.find("ttas vs tas, 2 threads:"), std::string::npos) << again.out;
+    // A result without samples is refused with the way to get them.
+    const auto refused = run_lockprof({"annotate", (dir / "run.json").string()});
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("--samples-out"), std::string::npos) << refused.err;
+    EXPECT_EQ(lockprof::test::count_lines(refused.err), 1);
+}
+
+TEST(CliSampling, ExplanationByDefaultWhenSampling) {
+    const auto r = run_lockprof({"--lock", "tas,cas", "--threads", "2", "--duration", "300ms",
+                                 "--trials", "2", "--sample", "--annotate-top", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("Annotation: "), std::string::npos);
+    EXPECT_NE(r.out.find("Explanation (from measured evidence only):\n  cas vs tas, 2 threads:\n"
+                         "    1. "),
+              std::string::npos)
+        << r.out;
+    const auto quiet = run_lockprof({"--lock", "tas,cas", "--threads", "2", "--duration", "100ms",
+                                     "--trials", "1", "--sample", "--no-explain"});
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_EQ(quiet.out.find("Explanation"), std::string::npos);
+    // --quiet prints nothing unless the explanation is asked for by name.
+    const auto silent = run_lockprof({"--lock", "tas,cas", "--threads", "2", "--duration", "100ms",
+                                      "--trials", "1", "--sample", "--quiet"});
+    ASSERT_EQ(silent.exit_code, 0) << silent.err;
+    EXPECT_TRUE(silent.out.empty()) << silent.out;
+    const auto asked = run_lockprof({"--lock", "tas,cas", "--threads", "2", "--duration", "100ms",
+                                     "--trials", "1", "--quiet", "--explain"});
+    ASSERT_EQ(asked.exit_code, 0) << asked.err;
+    EXPECT_EQ(asked.out.rfind("\nExplanation (from measured evidence only):", 0), 0u) << asked.out;
+}
+
+TEST(CliSampling, FoldedStacksWithInstructionLeaves) {
+    TempDir dir;
+    const auto r =
+        run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "300ms", "--trials", "1",
+                      "--quiet", "--folded", (dir / "out.folded").string(), "--leaf", "instruction",
+                      "--flamegraph", (dir / "out.svg").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string folded = read_all(dir / "out.folded");
+    ASSERT_FALSE(folded.empty());
+    EXPECT_EQ(folded.rfind("tas/2t;", 0), 0u) << folded.substr(0, 200);
+    EXPECT_NE(folded.find("measured_loop<TasLock<"), std::string::npos);
+    EXPECT_TRUE(std::regex_search(folded, std::regex(R"(\+0x[0-9a-f]+ [a-z])"))) << folded;
+    EXPECT_NE(read_all(dir / "out.svg").find("<svg"), std::string::npos);
+}
+
+TEST(CliSampling, UsageErrorsExitTwoWithOneLine) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"--sampler", "magic", "--duration", "10ms"},
+             {"--sample", "--sample-period", "1000", "--sample-freq", "100"},
+             {"--sample", "--sample-event", "no_such_event_anywhere"},
+             {"--sample", "--objdump", "/nonexistent/objdump"},
+             {"--leaf", "frame"},
+             {"annotate"},
+         }) {
+        const auto r = run_lockprof(args);
+        EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+        EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+    }
+}
+
+}  // namespace

@@ -1,0 +1,214 @@
+// The explanation rules, fed synthetic evidence: the 2020 thread's ARM profiles (83.93% of TAS
+// samples on stxr, 81.29% of CAS samples on b.ne), LSE builds, x86 rmw counts, noise.
+#include "lockprof/analysis/explain.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lockprof::analysis {
+namespace {
+
+Spread spread(std::vector<double> values) {
+    return summarize(std::move(values));
+}
+
+CellEvidence cell(std::string lock, std::string algorithm, unsigned threads,
+                  std::vector<double> rate, double rmw, double spins) {
+    CellEvidence e;
+    e.lock = std::move(lock);
+    e.algorithm = std::move(algorithm);
+    e.threads = threads;
+    e.acquires_per_second = spread(std::move(rate));
+    e.rmw_per_acquire = spread({rmw, rmw, rmw});
+    e.spins_per_acquire = spread({spins, spins, spins});
+    return e;
+}
+
+// The Kunpeng 920 perf annotate of the thread (TAS: ldxr 15.57, stxr 83.93).
+CellEvidence arm_tas() {
+    auto e = cell("tas@llsc", "tas", 512, {1.0e6, 1.1e6, 1.05e6}, 3.9, 2.9);
+    e.flavour = "llsc";
+    e.samples = 20000;
+    e.instructions = {{"ldxr", 0.1557, true, "mov"}, {"stxr", 0.8393, true, "ldxr"}};
+    e.acquire_loop_mnemonics = {"ldxr", "stxr", "cbnz"};
+    e.events_per_acquire = {{"stxr_fail", spread({2.9, 2.8, 3.0})}};
+    return e;
+}
+
+// ... and CAS: b.ne 81.29, ldaxr 9.86, cmp 8.84.
+CellEvidence arm_cas() {
+    auto e = cell("cas@llsc", "cas", 512, {2.0e6, 1.9e6, 2.1e6}, 1.2, 6.0);
+    e.flavour = "llsc";
+    e.samples = 20000;
+    e.instructions = {
+        {"b.ne", 0.8129, true, "cbz"}, {"ldaxr", 0.0986, true, ""}, {"cmp", 0.0884, true, "ldaxr"}};
+    e.acquire_loop_mnemonics = {"b.ne", "ldaxr", "cmp", "b.ne", "stxr"};
+    e.events_per_acquire = {{"stxr_fail", spread({0.2, 0.2, 0.3})}};
+    return e;
+}
+
+std::string all_text(const PairDiagnosis& d) {
+    std::string s;
+    for (const auto& f : d.findings) s += f.text + "\n";
+    return s;
+}
+
+TEST(Explain, ThreadProfilesOfTasAndCasOnLlsc) {
+    const auto diagnoses = explain({arm_tas(), arm_cas()});
+    ASSERT_EQ(diagnoses.size(), 1u);
+    const auto text = all_text(diagnoses[0]);
+    EXPECT_EQ(diagnoses[0].baseline, "tas@llsc");
+    EXPECT_EQ(diagnoses[0].other, "cas@llsc");
+    EXPECT_NE(text.find("tas@llsc: 84% of samples on the store-exclusive (stxr) and 2.9 stxr "
+                        "failures per acquire - every failed attempt writes the lock's cache line"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("cas@llsc: 81% of samples on the branch after the load-exclusive (b.ne), "
+                        "0.2 stxr failures per acquire - it waits with loads"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("cas@llsc is 1.9x faster than tas@llsc at 512 threads"), std::string::npos)
+        << text;
+    EXPECT_FALSE(diagnoses[0].inconclusive);
+}
+
+TEST(Explain, LseBuildSaysStxrEventsDoNotApply) {
+    auto tas = cell("tas@lse", "tas", 8, {5e6, 5.1e6, 5.2e6}, 1.5, 0.5);
+    tas.flavour = "lse";
+    tas.samples = 5000;
+    tas.instructions = {{"swpal", 0.62, true, "mov"}, {"cbnz", 0.30, true, "swpal"}};
+    tas.events_per_acquire = {{"stxr_fail", spread({0, 0, 0})}};
+    auto cas = cell("cas@lse", "cas", 8, {4e6, 4.1e6, 4.2e6}, 1.4, 0.4);
+    cas.flavour = "lse";
+    cas.samples = 5000;
+    cas.instructions = {{"casa", 0.71, true, "mov"}};
+    cas.events_per_acquire = {{"stxr_fail", spread({0, 0, 0})}};
+    const auto text = all_text(explain({tas, cas})[0]);
+    EXPECT_NE(text.find("LSE build: no store-exclusive instructions executed, stxr events do not "
+                        "apply - compare swpal vs casa instead"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("every failed attempt"), std::string::npos) << text;
+}
+
+TEST(Explain, LseRecognisedFromSamplesOfAnOutlineBuild) {
+    // outline atomics on an LSE CPU: the helper runs swpal; no exclusives were sampled.
+    auto tas = cell("tas@outline", "tas", 8, {5e6, 5.1e6, 5.2e6}, 1.5, 0.5);
+    tas.flavour = "outline";
+    tas.samples = 1000;
+    tas.instructions = {{"swpal", 0.7, false, "mov"}};
+    auto cas = cell("cas@outline", "cas", 8, {5e6, 5.1e6, 5.2e6}, 1.5, 0.5);
+    cas.flavour = "outline";
+    cas.samples = 1000;
+    cas.instructions = {{"casa", 0.7, false, "mov"}};
+    const auto text = all_text(explain({tas, cas})[0]);
+    EXPECT_NE(text.find("compare swpal vs casa instead"), std::string::npos) << text;
+    // ... but an LL/SC outline build (ldaxr/stxr sampled) is not LSE.
+    tas.instructions = {{"stxr", 0.7, true, "ldaxr"}};
+    cas.instructions = {{"ldaxr", 0.7, true, ""}};
+    EXPECT_EQ(all_text(explain({tas, cas})[0]).find("LSE build"), std::string::npos);
+}
+
+TEST(Explain, RmwPerAcquireRuleNeedsNoPmu) {
+    // tas vs ttas on x86 without samples or events: only AttemptStats.
+    auto tas = cell("tas", "tas", 2, {10e6, 11e6, 12e6}, 37, 36);
+    auto ttas = cell("ttas", "ttas", 2, {20e6, 21e6, 22e6}, 1.3, 12);
+    const auto text = all_text(explain({tas, ttas})[0]);
+    EXPECT_NE(text.find("tas issues 37 atomic exchanges per acquire, ttas 1.3: the rest are plain "
+                        "loads (12 polls of the held lock per acquire)"),
+              std::string::npos)
+        << text;
+}
+
+TEST(Explain, RmwRuleSilentWhenCountsAreClose) {
+    auto tas = cell("tas", "tas", 2, {10e6, 11e6, 12e6}, 1.5, 0.5);
+    auto cas = cell("cas", "cas", 2, {10.5e6, 11.5e6, 12.5e6}, 1.4, 0.4);
+    const auto d = explain({tas, cas})[0];
+    for (const auto& f : d.findings) EXPECT_NE(f.rule, "rmw_per_acquire") << f.text;
+}
+
+TEST(Explain, OverlappingTrialsAreWithinNoiseAndInconclusive) {
+    auto tas = cell("tas", "tas", 2, {10e6, 12e6, 14e6}, 1.5, 0.5);
+    auto cas = cell("cas", "cas", 2, {11e6, 13e6, 15e6}, 1.4, 0.4);
+    const auto d = explain({tas, cas})[0];
+    const auto text = all_text(d);
+    EXPECT_NE(text.find("difference within noise"), std::string::npos) << text;
+    EXPECT_NE(text.find("trial ranges overlap"), std::string::npos) << text;
+    EXPECT_TRUE(d.inconclusive);
+    EXPECT_NE(text.find("inconclusive"), std::string::npos);
+}
+
+TEST(Explain, SingleTrialGivesNoNoiseEstimate) {
+    auto tas = cell("tas", "tas", 4, {10e6}, 1.5, 0.5);
+    auto cas = cell("cas", "cas", 4, {20e6}, 1.4, 0.4);
+    const auto d = explain({tas, cas})[0];
+    EXPECT_NE(all_text(d).find("one trial only"), std::string::npos) << all_text(d);
+    EXPECT_TRUE(d.inconclusive);
+}
+
+TEST(Explain, FewSamplesMakeNoInstructionClaim) {
+    auto tas = arm_tas();
+    auto cas = arm_cas();
+    tas.samples = cas.samples = 50;
+    const auto text = all_text(explain({tas, cas})[0]);
+    EXPECT_EQ(text.find("84%"), std::string::npos) << text;
+    EXPECT_NE(text.find("only 50 samples"), std::string::npos) << text;
+}
+
+TEST(Explain, SkidPointsAtThePrecedingAtomic) {
+    auto tas = cell("tas", "tas", 2, {10e6, 11e6, 12e6}, 1.5, 0.5);
+    tas.samples = 1000;
+    tas.instructions = {{"lea", 0.58, true, "xchg"}, {"mov", 0.32, true, "pause"}};
+    auto cas = cell("cas", "cas", 2, {10e6, 11e6, 12e6}, 1.5, 0.5);
+    const auto text = all_text(explain({tas, cas})[0]);
+    EXPECT_NE(text.find("tas: 58% of samples on lea in its acquire loop, right after the locked "
+                        "read-modify-write (xchg): with skid the cost is most likely there"),
+              std::string::npos)
+        << text;
+    // With precise sampling the instruction is taken at its word.
+    tas.precise = true;
+    EXPECT_EQ(all_text(explain({tas, cas})[0]).find("skid"), std::string::npos);
+}
+
+TEST(Explain, ExclusiveFailuresWithoutSamples) {
+    auto tas = arm_tas();
+    auto cas = arm_cas();
+    tas.samples = cas.samples = 0;
+    tas.instructions.clear();
+    cas.instructions.clear();
+    const auto text = all_text(explain({tas, cas})[0]);
+    EXPECT_NE(text.find("tas@llsc fails its store-exclusive 2.9 times per acquire, cas@llsc 0.2"),
+              std::string::npos)
+        << text;
+}
+
+TEST(Explain, PairsPerThreadCountWithTheFirstLockAsBaseline) {
+    const auto d =
+        explain({cell("tas", "tas", 1, {1, 1, 1}, 1, 0), cell("cas", "cas", 1, {1, 1, 1}, 1, 0),
+                 cell("tas", "tas", 2, {1, 1, 1}, 1, 0), cell("cas", "cas", 2, {1, 1, 1}, 1, 0),
+                 cell("ttas", "ttas", 2, {1, 1, 1}, 1, 0)});
+    ASSERT_EQ(d.size(), 3u);
+    EXPECT_EQ(d[0].threads, 1u);
+    EXPECT_EQ(d[2].other, "ttas");
+    EXPECT_EQ(d[2].baseline, "tas");
+    const std::string rendered = render_explanation(d);
+    EXPECT_NE(rendered.find("ttas vs tas, 2 threads:\n    1. "), std::string::npos) << rendered;
+}
+
+TEST(Explain, ClassifiesX86AndArmInstructions) {
+    EXPECT_EQ(classify_instruction("stlxr"), InstructionClass::store_exclusive);
+    EXPECT_EQ(classify_instruction("ldaxr"), InstructionClass::load_exclusive);
+    EXPECT_EQ(classify_instruction("swpal"), InstructionClass::lse_atomic);
+    EXPECT_EQ(classify_instruction("casa"), InstructionClass::lse_atomic);
+    EXPECT_EQ(classify_instruction("lock cmpxchg"), InstructionClass::locked_rmw);
+    EXPECT_EQ(classify_instruction("xchg"), InstructionClass::locked_rmw);
+    EXPECT_EQ(classify_instruction("pause"), InstructionClass::delay);
+    EXPECT_EQ(classify_instruction("b.ne"), InstructionClass::branch);
+    EXPECT_EQ(classify_instruction("jne"), InstructionClass::branch);
+    EXPECT_EQ(classify_instruction("mov"), InstructionClass::other);
+    EXPECT_EQ(format_figure(37.2), "37");
+    EXPECT_EQ(format_figure(1.34), "1.3");
+    EXPECT_EQ(format_figure(0.2), "0.2");
+}
+
+}  // namespace
+}  // namespace lockprof::analysis

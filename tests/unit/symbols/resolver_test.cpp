@@ -1,0 +1,106 @@
+// Address to symbol and line for this test binary, live and from saved mappings.
+#include "lockprof/symbols/resolver.hpp"
+
+#include "lockprof/symbols/disassembler.hpp"
+
+#include <cstdint>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+namespace lockprof::symbols {
+namespace {
+
+__attribute__((noinline)) int lockprof_resolver_probe(int x) {
+    asm volatile("" ::: "memory");
+    return x * 3 + 1;
+}
+
+std::uint64_t probe_address() {
+    return reinterpret_cast<std::uint64_t>(&lockprof_resolver_probe);
+}
+
+TEST(SymbolResolver, ResolvesAFunctionOfThisProcess) {
+    ASSERT_EQ(lockprof_resolver_probe(1), 4);
+    const auto resolver = SymbolResolver::for_process();
+    const auto loc = resolver.resolve(probe_address() + 1);
+    ASSERT_TRUE(loc.has_symbol());
+    EXPECT_NE(loc.symbol.find("lockprof_resolver_probe"), std::string::npos) << loc.symbol;
+    EXPECT_EQ(loc.offset, 1u);
+    EXPECT_EQ(loc.symbol_start, probe_address());
+    EXPECT_GT(loc.symbol_size, 1u);
+    EXPECT_NE(loc.module.find("lockprof_unit_tests"), std::string::npos) << loc.module;
+    EXPECT_NE(loc.source_file.find("resolver_test.cpp"), std::string::npos) << loc.source_file;
+    EXPECT_GT(loc.source_line, 0);
+}
+
+TEST(SymbolResolver, SavedMappingsResolveLikeTheLiveProcess) {
+    const auto modules = process_modules();
+    ASSERT_FALSE(modules.empty());
+    bool has_build_id = false;
+    for (const auto& m : modules) has_build_id |= !m.build_id.empty();
+    EXPECT_TRUE(has_build_id);
+    const SymbolResolver saved(modules);
+    const auto live = SymbolResolver::for_process().resolve(probe_address() + 2);
+    const auto again = saved.resolve(probe_address() + 2);
+    EXPECT_EQ(again.symbol, live.symbol);
+    EXPECT_EQ(again.bias, live.bias);
+    EXPECT_EQ(again.source_line, live.source_line);
+    EXPECT_TRUE(saved.changed_modules().empty());
+}
+
+TEST(SymbolResolver, ChangedBuildIdIsReported) {
+    auto modules = process_modules();
+    for (auto& m : modules)
+        if (!m.build_id.empty()) m.build_id = "00";
+    const SymbolResolver saved(modules);
+    EXPECT_FALSE(saved.changed_modules().empty());
+}
+
+TEST(SymbolResolver, UnmappedAddressHasNoSymbol) {
+    const auto loc = SymbolResolver::for_process().resolve(0x10);
+    EXPECT_FALSE(loc.has_symbol());
+    EXPECT_TRUE(loc.module.empty());
+}
+
+TEST(SymbolResolver, InlineChainReachesTheLockInsideTheMeasuredLoop) {
+    // The tas kernel linked into this binary: its exchange is TasLock::try_lock inlined into
+    // TasLock::lock inlined into measured_loop. The annotation's acquire-loop marking relies
+    // on seeing that whole chain.
+    const auto resolver = SymbolResolver::for_process();
+    const std::uint64_t bias = resolver.resolve(probe_address()).bias;
+    const Disassembler disassembler;
+    const auto functions =
+        disassembler.disassemble_functions(std::filesystem::read_symlink("/proc/self/exe"),
+                                           "TasLock<(lockprof::arch::Delay)0>, false>");
+    ASSERT_FALSE(functions.empty());
+    bool found = false;
+    for (const auto& i : functions[0].instructions) {
+        if (i.mnemonic != "xchg" && i.mnemonic.rfind("swp", 0) != 0 &&
+            i.mnemonic.rfind("stxr", 0) != 0 && i.mnemonic.rfind("ldxr", 0) != 0)
+            continue;
+        const auto chain = resolver.inlined_at(i.address + bias);
+        std::string all;
+        for (const auto& name : chain) all += name + "\n";
+        EXPECT_NE(all.find("TasLock<(lockprof::arch::Delay)0>::lock("), std::string::npos) << all;
+        EXPECT_NE(all.find("TasLock<(lockprof::arch::Delay)0>::try_lock("), std::string::npos)
+            << all;
+        found = true;
+    }
+    EXPECT_TRUE(found) << "no exchange instruction in " << functions[0].name;
+    EXPECT_TRUE(resolver.inlined_at(probe_address()).empty());
+}
+
+TEST(Names, DemangleAndShorten) {
+    EXPECT_EQ(demangle("_ZN8lockprof5locks4demoEv"), "lockprof::locks::demo()");
+    EXPECT_EQ(demangle("plain_c_name"), "plain_c_name");
+    EXPECT_EQ(short_name("void lockprof::workload::native::measured_loop<lockprof::locks::native::"
+                         "TasLock<(lockprof::arch::Delay)1>, false>(void*, "
+                         "lockprof::workload::LoopArgs const&)"),
+              "measured_loop<TasLock<(Delay)1>, false>");
+    EXPECT_EQ(short_name("s_lock"), "s_lock");
+    EXPECT_EQ(short_name("lockprof::cli::main(int, char**)"), "main");
+}
+
+}  // namespace
+}  // namespace lockprof::symbols
