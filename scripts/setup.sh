@@ -30,8 +30,11 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+# Multiarch libraries for the cross build (cmake/toolchain-aarch64.cmake); libxml2-dev because
+# the unit tests parse flamegraph SVGs. No gmock: no test uses it.
 arm64_packages=(libpfm4-dev:arm64 libfmt-dev:arm64 libboost-program-options-dev:arm64
-                libgtest-dev:arm64 libdw-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64)
+                libgtest-dev:arm64 libdw-dev:arm64 libelf-dev:arm64 libxml2-dev:arm64
+                zlib1g-dev:arm64)
 arm64_missing=()
 if [[ $want_cross == 1 ]]; then
   for p in "${arm64_packages[@]}"; do

@@ -122,6 +122,7 @@ std::vector<CellSummary> summarize(const workload::RunResult& run) {
             s.latency = l;
         }
         s.events = events_of(cell);
+        s.derived = derived_metrics(cell);
         out.push_back(std::move(s));
     }
     // Compare each cell with the first lock at the same thread count.

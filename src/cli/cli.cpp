@@ -15,6 +15,17 @@ const std::vector<Command>& commands() {
         {"run", "run lock workloads across a thread sweep (the default command)", run_command},
         {"list-locks", "list the lock algorithms, their flavours and delay policies",
          list_locks_command},
+        {"annotate", "re-render annotated disassembly and the explanation from saved samples",
+         annotate_command},
+        {"events", "list event aliases and what they count on this CPU", events_command},
+        {"doctor", "explain why counters are (un)available here and what to do", doctor_command},
+        {"flamegraph", "render folded stacks as an interactive SVG flamegraph (or --diff two)",
+         flamegraph_command},
+        {"fold", "fold `perf script` output into folded stacks", fold_command},
+        {"report", "render a result file as a self-contained HTML report with plots",
+         report_command},
+        {"compare", "compare result files cell by cell: ratio, noise test, provenance warnings",
+         compare_command},
     };
     return all;
 }

@@ -22,5 +22,12 @@ int main(int argc, char** argv);
 // The subcommands (one file each in src/cli/).
 int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int list_locks_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int annotate_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int events_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int doctor_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int flamegraph_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int fold_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int report_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int compare_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 
 }  // namespace lockprof::cli

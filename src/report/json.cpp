@@ -83,7 +83,56 @@ json thread_json(const workload::ThreadResult& t) {
                                 {"running_ns", c.running_ns}});
         j["counters"] = counters;
     }
+    if (t.sampled) {
+        j["sampled"] = true;
+        j["samples_lost"] = t.samples_lost;
+    }
+    if (!t.samples.empty()) {
+        // Compact rows [ip, tid, time_ns, weight, [callchain]]: a run holds many thousands.
+        json samples = json::array();
+        for (const auto& s : t.samples)
+            samples.push_back(json::array({s.ip, s.tid, s.time_ns, s.weight, s.callchain}));
+        j["samples"] = std::move(samples);
+    }
     return j;
+}
+
+json sampling_json(const workload::SamplingInfo& s) {
+    json modules = json::array();
+    for (const auto& m : s.modules)
+        modules.push_back({{"path", m.path},
+                           {"start", m.start},
+                           {"end", m.end},
+                           {"offset", m.offset},
+                           {"permissions", m.permissions},
+                           {"build_id", m.build_id}});
+    return {{"sampler", s.sampler},
+            {"sampler_reason", s.sampler_reason},
+            {"requested_event", s.requested_event},
+            {"event", s.event},
+            {"event_note", s.event_note},
+            {"period", s.period},
+            {"frequency", s.frequency},
+            {"precise_ip", s.precise_ip},
+            {"precise_note", s.precise_note},
+            {"modules", modules}};
+}
+
+workload::SamplingInfo sampling_from_json(const json& j) {
+    workload::SamplingInfo s;
+    s.sampler = j.at("sampler");
+    s.sampler_reason = j.at("sampler_reason");
+    s.requested_event = j.at("requested_event");
+    s.event = j.at("event");
+    s.event_note = j.at("event_note");
+    s.period = j.at("period");
+    s.frequency = j.at("frequency");
+    s.precise_ip = j.at("precise_ip");
+    s.precise_note = j.at("precise_note");
+    for (const auto& m : j.at("modules"))
+        s.modules.push_back({m.at("path"), m.at("start"), m.at("end"), m.at("offset"),
+                             m.at("permissions"), m.at("build_id")});
+    return s;
 }
 
 json summary_json(const analysis::CellSummary& s) {
@@ -112,6 +161,9 @@ json summary_json(const analysis::CellSummary& s) {
                           {"per_acquire", e.counted ? spread_json(e.per_acquire) : json(nullptr)},
                           {"running_fraction", e.running_fraction}});
     j["events"] = events;
+    json derived = json::object();
+    for (const auto& d : s.derived) derived[d.name] = spread_json(d.value);
+    if (!s.derived.empty()) j["derived"] = derived;
     if (s.comparison)
         j["comparison"] = {{"baseline", s.comparison->baseline},
                            {"throughput_ratio", s.comparison->throughput_ratio},
@@ -146,16 +198,18 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
         if (i < summaries.size()) cell["summary"] = summary_json(summaries[i]);
         cells.push_back(cell);
     }
-    return {{"schema", kSchemaName},
-            {"schema_version", kSchemaVersion},
-            {"interrupted", run.interrupted},
-            {"provenance", provenance_json(run.provenance)},
-            {"config", spec_json(run.spec)},
-            {"calibration",
-             {{"burn_iterations_per_ns", run.calibration.burn_iterations_per_ns},
-              {"ticks_per_ns", run.calibration.ticks_per_ns}}},
-            {"notes", run.notes},
-            {"cells", cells}};
+    json doc = {{"schema", kSchemaName},
+                {"schema_version", kSchemaVersion},
+                {"interrupted", run.interrupted},
+                {"provenance", provenance_json(run.provenance)},
+                {"config", spec_json(run.spec)},
+                {"calibration",
+                 {{"burn_iterations_per_ns", run.calibration.burn_iterations_per_ns},
+                  {"ticks_per_ns", run.calibration.ticks_per_ns}}},
+                {"notes", run.notes},
+                {"cells", cells}};
+    if (run.sampling) doc["sampling"] = sampling_json(*run.sampling);
+    return doc;
 }
 
 workload::RunResult result_from_json(const json& doc) {
@@ -217,6 +271,8 @@ workload::RunResult result_from_json(const json& doc) {
     run.calibration.ticks_per_ns = doc.at("calibration").at("ticks_per_ns");
     run.notes = doc.at("notes").get<std::vector<std::string>>();
 
+    if (doc.contains("sampling")) run.sampling = sampling_from_json(doc.at("sampling"));
+
     for (const auto& jc : doc.at("cells")) {
         workload::CellResult cell;
         cell.lock = jc.at("lock");
@@ -251,6 +307,12 @@ workload::RunResult result_from_json(const json& doc) {
                     for (const auto& jcount : jth.at("counters"))
                         t.counters.push_back({jcount.at("event"), jcount.at("raw"),
                                               jcount.at("enabled_ns"), jcount.at("running_ns")});
+                t.sampled = jth.value("sampled", false);
+                t.samples_lost = jth.value("samples_lost", std::uint64_t{0});
+                if (jth.contains("samples"))
+                    for (const auto& row : jth.at("samples"))
+                        t.samples.push_back({row.at(0), row.at(1), row.at(2), row.at(3),
+                                             row.at(4).get<std::vector<std::uint64_t>>()});
                 trial.threads.push_back(std::move(t));
             }
             cell.trials.push_back(std::move(trial));

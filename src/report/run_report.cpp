@@ -21,6 +21,25 @@ std::vector<std::string> event_names(const std::vector<analysis::CellSummary>& s
     return names;
 }
 
+// Derived metrics (IPC, stxr fail ratio) present in any cell, in first-seen order.
+std::vector<const analysis::DerivedMetric*> derived_columns(
+    const std::vector<analysis::CellSummary>& summaries) {
+    std::vector<const analysis::DerivedMetric*> columns;
+    for (const auto& s : summaries)
+        for (const auto& d : s.derived)
+            if (std::none_of(columns.begin(), columns.end(),
+                             [&](const auto* c) { return c->name == d.name; }))
+                columns.push_back(&d);
+    return columns;
+}
+
+const analysis::DerivedMetric* find_derived(const analysis::CellSummary& s,
+                                            const std::string& name) {
+    for (const auto& d : s.derived)
+        if (d.name == name) return &d;
+    return nullptr;
+}
+
 std::string workload_line(const workload::RunResult& run) {
     const auto& s = run.spec;
     std::string stop = s.duration_ns ? fmt::format("{} per trial", format_duration(
@@ -67,6 +86,8 @@ std::string render_table(const workload::RunResult& run,
     if (any_latency)
         for (const char* h : {"p50", "p99", "p99.9", "max"}) header.push_back(h), align.push_back(A::right);
     for (const auto& e : events) header.push_back(e + "/acq"), align.push_back(A::right);
+    const auto derived = derived_columns(summaries);
+    for (const auto* d : derived) header.push_back(d->label), align.push_back(A::right);
     header.push_back("vs first");
     align.push_back(A::left);
 
@@ -115,6 +136,15 @@ std::string render_table(const workload::RunResult& run,
                                    ? fmt::format(" ({:.0f}%)", 100 * it->running_fraction)
                                    : ""));
         }
+        for (const auto* column : derived) {
+            const auto* d = find_derived(s, column->name);
+            if (!d)
+                row.push_back("-");
+            else if (d->percent)
+                row.push_back(fmt::format("{:.1f}%", 100 * d->value.median));
+            else
+                row.push_back(fmt::format("{:.2f}", d->value.median));
+        }
         if (!s.comparison)
             row.push_back("baseline");
         else if (s.comparison->single_trial)
@@ -153,6 +183,8 @@ std::string render_csv(const workload::RunResult& run,
         "latency_p50_ns,latency_p99_ns,latency_p99_9_ns,latency_max_ns,"
         "baseline,throughput_ratio,within_noise";
     for (const auto& e : events) out += ",event_" + e + "_per_acquire,event_" + e + "_running_fraction";
+    const auto derived = derived_columns(summaries);
+    for (const auto* d : derived) out += ",derived_" + d->name;
     out += "\n";
     auto quote = [](const std::string& s) {
         if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -188,6 +220,10 @@ std::string render_csv(const workload::RunResult& run,
                 out += ",,";
             else
                 out += fmt::format(",{},{}", it->per_acquire.median, it->running_fraction);
+        }
+        for (const auto* column : derived) {
+            const auto* d = find_derived(s, column->name);
+            out += d ? fmt::format(",{}", d->value.median) : ",";
         }
         out += "\n";
     }

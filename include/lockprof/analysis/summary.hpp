@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "lockprof/analysis/derived_events.hpp"
 #include "lockprof/analysis/stats.hpp"
 #include "lockprof/workload/results.hpp"
 
@@ -46,6 +47,7 @@ struct CellSummary {
     Spread cv;
     std::optional<LatencySummary> latency;  // all trials merged
     std::vector<EventSummary> events;
+    std::vector<DerivedMetric> derived;  // IPC, stxr fail ratio (derived_events.hpp)
     std::optional<Comparison> comparison;  // absent for the baseline itself
 };
 

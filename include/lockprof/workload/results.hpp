@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,39 @@ struct CounterReading {
     std::uint64_t running_ns = 0;  // TOTAL_TIME_RUNNING (0: never scheduled on a counter)
 };
 
+// One sample of where a worker thread was (perf_event ring buffer or the timer-signal sampler).
+// Raw and position-dependent: addresses are resolved later against RunResult::sampling.modules.
+struct RawSample {
+    std::uint64_t ip = 0;       // interrupted instruction (with skid unless precise_ip > 0)
+    std::uint32_t tid = 0;      // kernel thread id
+    std::uint64_t time_ns = 0;  // perf clock / CLOCK_MONOTONIC; only differences mean anything
+    std::uint64_t weight = 1;   // period this sample stands for (event counts; ns for clocks)
+    std::vector<std::uint64_t> callchain;  // return addresses, innermost caller first
+};
+
+// A file mapped into the measured process when the run ended, so saved samples can be resolved
+// to symbols later (`lockprof annotate`) the way /proc/PID/maps would.
+struct MappedModule {
+    std::string path;
+    std::uint64_t start = 0, end = 0, offset = 0;
+    std::string permissions;  // "r-xp"
+    std::string build_id;     // hex GNU build-id of the file, "" when it has none
+};
+
+// How samples were taken: written once per run when sampling was on.
+struct SamplingInfo {
+    std::string sampler;          // "perf" or "timer"
+    std::string sampler_reason;   // why that sampler (the auto choice or the user's)
+    std::string requested_event;  // what --sample-event said
+    std::string event;            // what was actually sampled ("cpu-clock" after a fallback)
+    std::string event_note;       // why the event differs from the request, "" if it does not
+    std::uint64_t period = 0;     // fixed period in event units (0 when frequency based)
+    std::uint64_t frequency = 0;  // samples per second of the event (0 when period based)
+    int precise_ip = 0;           // granted skid constraint (0: arbitrary skid)
+    std::string precise_note;     // why precise_ip is what it is
+    std::vector<MappedModule> modules;
+};
+
 struct ThreadResult {
     unsigned index = 0;
     int cpu = -1;  // pinned CPU, -1 when not pinned
@@ -65,6 +99,10 @@ struct ThreadResult {
     std::uint64_t end_ns = 0;    // window end, relative to the trial's release
     LatencyHistogram latency;    // acquire latency in ticks, when --latency
     std::vector<CounterReading> counters;
+    // Sampling (--sample): what this thread's sampler recorded and what it had to drop.
+    std::vector<RawSample> samples;
+    std::uint64_t samples_lost = 0;  // PERF_RECORD_LOST totals, or timer buffer overflow
+    bool sampled = false;            // a sampler ran on this thread
 };
 
 struct TrialResult {
@@ -94,6 +132,7 @@ struct RunResult {
     std::vector<CellResult> cells;
     std::vector<std::string> notes;  // things the user must know (dropped events, fallbacks)
     bool interrupted = false;
+    std::optional<SamplingInfo> sampling;  // set when --sample ran
 };
 
 }  // namespace lockprof::workload
