@@ -63,10 +63,9 @@ std::vector<EventSummary> events_of(const workload::CellResult& cell) {
                 acquires += static_cast<double>(th.acquires);
                 for (const auto& c : th.counters) {
                     if (c.event != name) continue;
-                    const double fraction =
-                        c.enabled_ns ? static_cast<double>(c.running_ns) /
-                                           static_cast<double>(c.enabled_ns)
-                                     : 0;
+                    const double fraction = c.enabled_ns ? static_cast<double>(c.running_ns) /
+                                                               static_cast<double>(c.enabled_ns)
+                                                         : 0;
                     worst_fraction = std::min(worst_fraction, fraction);
                     if (auto v = scaled_value(c)) total += *v, any = true;
                 }
@@ -137,8 +136,8 @@ std::vector<CellSummary> summarize(const workload::RunResult& run) {
                                  ? s.acquires_per_second.median / base.acquires_per_second.median
                                  : 0;
         c.single_trial = s.trials < 2 || base.trials < 2;
-        c.within_noise = !c.single_trial &&
-                         ranges_overlap(s.acquires_per_second, base.acquires_per_second);
+        c.within_noise =
+            !c.single_trial && ranges_overlap(s.acquires_per_second, base.acquires_per_second);
         s.comparison = c;
     }
     return out;

@@ -50,13 +50,13 @@ std::string arm_part_name(unsigned implementer, unsigned part) {
         const char* name;
     };
     static constexpr Part kParts[] = {
-        {0x41, 0xd03, "Cortex-A53"},      {0x41, 0xd07, "Cortex-A57"},
-        {0x41, 0xd08, "Cortex-A72"},      {0x41, 0xd0b, "Cortex-A76"},
-        {0x41, 0xd0c, "Neoverse N1"},     {0x41, 0xd40, "Neoverse V1"},
-        {0x41, 0xd49, "Neoverse N2"},     {0x41, 0xd4f, "Neoverse V2"},
-        {0x41, 0xd8e, "Neoverse N3"},     {0x41, 0xd84, "Neoverse V3"},
-        {0x42, 0x516, "ThunderX2"},       {0x43, 0x0af, "ThunderX2"},
-        {0x48, 0xd01, "Kunpeng 920"},     {0x50, 0x000, "X-Gene"},
+        {0x41, 0xd03, "Cortex-A53"},        {0x41, 0xd07, "Cortex-A57"},
+        {0x41, 0xd08, "Cortex-A72"},        {0x41, 0xd0b, "Cortex-A76"},
+        {0x41, 0xd0c, "Neoverse N1"},       {0x41, 0xd40, "Neoverse V1"},
+        {0x41, 0xd49, "Neoverse N2"},       {0x41, 0xd4f, "Neoverse V2"},
+        {0x41, 0xd8e, "Neoverse N3"},       {0x41, 0xd84, "Neoverse V3"},
+        {0x42, 0x516, "ThunderX2"},         {0x43, 0x0af, "ThunderX2"},
+        {0x48, 0xd01, "Kunpeng 920"},       {0x50, 0x000, "X-Gene"},
         {0x61, 0x022, "Apple M1 Icestorm"}, {0x61, 0x023, "Apple M1 Firestorm"},
         {0xc0, 0xac3, "Ampere One"},
     };
@@ -87,9 +87,8 @@ CpuIdentity cpu_identity() {
     id.variant = parse_number(info["CPU variant"]);
     id.revision = parse_number(info["CPU revision"]);
     static const std::map<unsigned, const char*> kImplementers = {
-        {0x41, "ARM"},      {0x42, "Broadcom"}, {0x43, "Cavium"}, {0x48, "HiSilicon"},
-        {0x4e, "NVIDIA"},   {0x50, "APM"},      {0x51, "Qualcomm"}, {0x61, "Apple"},
-        {0xc0, "Ampere"},
+        {0x41, "ARM"}, {0x42, "Broadcom"}, {0x43, "Cavium"}, {0x48, "HiSilicon"}, {0x4e, "NVIDIA"},
+        {0x50, "APM"}, {0x51, "Qualcomm"}, {0x61, "Apple"},  {0xc0, "Ampere"},
     };
     auto impl = kImplementers.find(id.implementer);
     id.vendor = impl != kImplementers.end() ? impl->second : "unknown implementer";

@@ -97,6 +97,16 @@ int doctor_command(const std::vector<std::string>& args, const std::vector<std::
     const auto identity = arch::cpu_identity();
     line("cpu", fmt::format("{} ({}, {} logical CPUs)", identity.model_name, identity.arch,
                             identity.logical_cpus));
+    if (identity.arch == "aarch64") {
+        // The MIDR fields are what libpfm4 picks the PMU by and what errata are keyed on, so a
+        // reviewer can tell e.g. a Neoverse N1 r3p1 from an r4p0 with the same marketing name.
+        const std::string part = arch::arm_part_name(identity.implementer, identity.part);
+        line("MIDR", fmt::format("implementer 0x{:02x} ({}), part 0x{:03x} ({}), variant 0x{:x}, "
+                                 "revision 0x{:x} (r{}p{})",
+                                 identity.implementer, identity.vendor, identity.part,
+                                 part.empty() ? "unknown part" : part, identity.variant,
+                                 identity.revision, identity.variant, identity.revision));
+    }
 
     const bool root = geteuid() == 0;
     const int paranoid = pmu::perf_event_paranoid();
@@ -168,6 +178,10 @@ int doctor_command(const std::vector<std::string>& args, const std::vector<std::
                                              : "no: @lse flavours are refused, LL/SC only");
     else
         line("LSE atomics", fmt::format("not applicable on {}", identity.arch));
+    if (identity.arch == "aarch64")
+        line("SPE", identity.has_spe
+                        ? "yes (arm_spe_0 event source): precise sampling possible"
+                        : "no arm_spe_0 event source (not implemented, or not exposed here)");
 
     std::cout << "\n";
     if (advice.empty()) std::cout << "No problems found: counters should work.\n";

@@ -40,16 +40,15 @@ void load_profile(const std::string& path, const po::options_description& option
         while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
         if (!section.empty()) key = section + "." + key;
         if (key == "profile")
-            throw UsageError(fmt::format("{}:{}: a profile cannot include another profile", path,
-                                         number));
+            throw UsageError(
+                fmt::format("{}:{}: a profile cannot include another profile", path, number));
         if (std::find(known.begin(), known.end(), key) == known.end()) {
             const auto suggestion = did_you_mean(key, known);
-            throw UsageError(fmt::format("{}:{}: unknown key '{}'{}; keys are the long option "
-                                         "names of `lockprof --help`",
-                                         path, number, key,
-                                         suggestion.empty()
-                                             ? ""
-                                             : fmt::format(" (did you mean '{}'?)", suggestion)));
+            throw UsageError(fmt::format(
+                "{}:{}: unknown key '{}'{}; keys are the long option "
+                "names of `lockprof --help`",
+                path, number, key,
+                suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion)));
         }
     }
     try {

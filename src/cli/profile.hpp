@@ -11,7 +11,8 @@ namespace lockprof::cli {
 // Checks every key of the file against `options` first (UsageError with file, line and a
 // did-you-mean for unknown keys), then stores the values into `vm` without overriding values
 // already stored from the command line.
-void load_profile(const std::string& path, const boost::program_options::options_description& options,
+void load_profile(const std::string& path,
+                  const boost::program_options::options_description& options,
                   boost::program_options::variables_map& vm);
 
 }  // namespace lockprof::cli

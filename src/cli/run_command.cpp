@@ -111,8 +111,10 @@ std::string usage_text(const po::options_description& visible) {
     out +=
         "\nExamples:\n"
         "  lockprof --lock=tas,ttas,cas --threads=1,2,4,8        compare three locks\n"
-        "  lockprof --profile profiles/tas-vs-cas.ini            the 2020 PostgreSQL thread's shape\n"
-        "  lockprof --lock=ticket,mcs --threads=4 --latency      FIFO locks with latency percentiles\n"
+        "  lockprof --profile profiles/tas-vs-cas.ini            the 2020 PostgreSQL thread's "
+        "shape\n"
+        "  lockprof --lock=ticket,mcs --threads=4 --latency      FIFO locks with latency "
+        "percentiles\n"
         "  lockprof --lock=tas --acquires=50000 --threads=1,2,4  fixed work per thread\n"
         "  lockprof --output run.json --csv run.csv              keep results for scripts\n\n";
     std::ostringstream options;
@@ -125,8 +127,7 @@ std::string usage_text(const po::options_description& visible) {
 }
 
 unsigned to_unsigned(std::uint64_t value, const char* option) {
-    if (value > 1'000'000)
-        throw UsageError(fmt::format("--{}: {} is too large", option, value));
+    if (value > 1'000'000) throw UsageError(fmt::format("--{}: {} is too large", option, value));
     return static_cast<unsigned>(value);
 }
 
@@ -136,8 +137,7 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
     spec.threads = parse_thread_list(vm["threads"].as<std::string>(), "threads");
     if (vm.count("acquires")) {
         spec.acquires_per_thread = parse_count(vm["acquires"].as<std::string>(), "acquires");
-        if (*spec.acquires_per_thread == 0)
-            throw UsageError("--acquires: must be at least 1");
+        if (*spec.acquires_per_thread == 0) throw UsageError("--acquires: must be at least 1");
     } else {
         spec.duration_ns = parse_duration_ns(vm["duration"].as<std::string>(), "duration");
         if (*spec.duration_ns == 0)
@@ -145,9 +145,8 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
     }
     spec.work.critical_ns = parse_count(vm["critical-ns"].as<std::string>(), "critical-ns");
     spec.work.parallel_ns = parse_count(vm["parallel-ns"].as<std::string>(), "parallel-ns");
-    spec.work.shared_lines =
-        to_unsigned(parse_count(vm["shared-lines"].as<std::string>(), "shared-lines"),
-                    "shared-lines");
+    spec.work.shared_lines = to_unsigned(
+        parse_count(vm["shared-lines"].as<std::string>(), "shared-lines"), "shared-lines");
     if (vm.count("delay")) {
         const std::string name = vm["delay"].as<std::string>();
         bool found = false;
@@ -216,18 +215,17 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     po::variables_map vm;
     try {
         // No prefix guessing: `--sample` must never quietly mean `--sample-event`.
-        const int style = po::command_line_style::default_style &
-                          ~po::command_line_style::allow_guessing;
+        const int style =
+            po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
         po::store(po::command_line_parser(args).options(visible).style(style).run(), vm);
     } catch (const po::unknown_option& e) {
         std::vector<std::string> names;
         for (const auto& option : visible.options()) names.push_back("--" + option->long_name());
         std::string name = e.get_option_name();
         const auto suggestion = did_you_mean(name.substr(0, name.find('=')), names);
-        throw UsageError(fmt::format("unknown option '{}'{}; see `lockprof --help`", name,
-                                     suggestion.empty() ? ""
-                                                        : fmt::format(" (did you mean '{}'?)",
-                                                                      suggestion)));
+        throw UsageError(fmt::format(
+            "unknown option '{}'{}; see `lockprof --help`", name,
+            suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion)));
     } catch (const po::error& e) {
         throw UsageError(fmt::format("{}; see `lockprof --help`", e.what()));
     }
@@ -300,12 +298,11 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     for (const auto& extension : extensions) extension->finish(run);
     write_outputs(vm, run, analysis::summarize(run), extensions);
     if (run.interrupted) {
-        fmt::print(stderr, "lockprof: interrupted; wrote the {} finished trial(s)\n",
-                   [&] {
-                       std::size_t n = 0;
-                       for (const auto& c : run.cells) n += c.trials.size();
-                       return n;
-                   }());
+        fmt::print(stderr, "lockprof: interrupted; wrote the {} finished trial(s)\n", [&] {
+            std::size_t n = 0;
+            for (const auto& c : run.cells) n += c.trials.size();
+            return n;
+        }());
         return 130;
     }
     return 0;

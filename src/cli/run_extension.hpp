@@ -19,7 +19,7 @@
 namespace lockprof::cli {
 
 class RunExtension {
-public:
+  public:
     virtual ~RunExtension() = default;
     // Options this extension adds to `lockprof run` (and that profiles may set).
     virtual boost::program_options::options_description options() = 0;

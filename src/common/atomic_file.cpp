@@ -50,10 +50,10 @@ void AtomicFile::commit() {
 void AtomicFile::check_writable(const std::filesystem::path& target, const std::string& option) {
     std::error_code ec;
     if (std::filesystem::is_directory(target, ec))
-        throw UsageError(fmt::format("--{}: '{}' is a directory; give a file name", option,
-                                     target.string()));
-    const auto folder = target.parent_path().empty() ? std::filesystem::path(".")
-                                                     : target.parent_path();
+        throw UsageError(
+            fmt::format("--{}: '{}' is a directory; give a file name", option, target.string()));
+    const auto folder =
+        target.parent_path().empty() ? std::filesystem::path(".") : target.parent_path();
     if (!std::filesystem::is_directory(folder, ec))
         throw UsageError(fmt::format("--{}: folder '{}' does not exist; create it first", option,
                                      folder.string()));

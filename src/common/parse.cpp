@@ -34,8 +34,8 @@ std::uint64_t parse_duration_ns(std::string_view text, std::string_view option) 
     if (s.empty()) throw bad("is empty");
     if (s.front() == '-') throw bad("is negative");
     std::size_t unit_at = 0;
-    while (unit_at < s.size() && (std::isdigit(static_cast<unsigned char>(s[unit_at])) ||
-                                  s[unit_at] == '.'))
+    while (unit_at < s.size() &&
+           (std::isdigit(static_cast<unsigned char>(s[unit_at])) || s[unit_at] == '.'))
         ++unit_at;
     const std::string number(s.substr(0, unit_at));
     const std::string_view unit = s.substr(unit_at);
@@ -64,18 +64,26 @@ std::uint64_t parse_count(std::string_view text, std::string_view option) {
     std::uint64_t multiplier = 1;
     if (!s.empty()) {
         switch (s.back()) {
-            case 'k': case 'K': multiplier = 1000; break;
-            case 'M': multiplier = 1000000; break;
-            case 'G': multiplier = 1000000000; break;
-            default: break;
+            case 'k':
+            case 'K':
+                multiplier = 1000;
+                break;
+            case 'M':
+                multiplier = 1000000;
+                break;
+            case 'G':
+                multiplier = 1000000000;
+                break;
+            default:
+                break;
         }
         if (multiplier != 1) s.remove_suffix(1);
     }
     std::uint64_t value = 0;
     if (!parse_unsigned(s, value))
-        throw UsageError(fmt::format(
-            "--{}: '{}' is not a non-negative whole number; write e.g. 50000 or 50k", option,
-            text));
+        throw UsageError(
+            fmt::format("--{}: '{}' is not a non-negative whole number; write e.g. 50000 or 50k",
+                        option, text));
     if (value > UINT64_MAX / multiplier)
         throw UsageError(fmt::format("--{}: '{}' is too large", option, text));
     return value * multiplier;
@@ -90,8 +98,7 @@ std::vector<std::string> split_list(std::string_view text, std::string_view opti
             trim(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
         if (item.empty())
             throw UsageError(fmt::format(
-                "--{}: '{}' has an empty entry; separate values with single commas", option,
-                text));
+                "--{}: '{}' has an empty entry; separate values with single commas", option, text));
         out.emplace_back(item);
         if (comma == std::string_view::npos) break;
         start = comma + 1;
@@ -115,8 +122,8 @@ std::vector<T> parse_int_list(std::string_view text, std::string_view option, bo
             throw UsageError(fmt::format("--{}: '{}' is not a number or range; write e.g. {}",
                                          option, item, example));
         if (!allow_zero && first == 0)
-            throw UsageError(fmt::format("--{}: 0 is not a thread count; counts start at 1",
-                                         option));
+            throw UsageError(
+                fmt::format("--{}: 0 is not a thread count; counts start at 1", option));
         if (last > 1000000 || last - first > 100000)
             throw UsageError(fmt::format("--{}: '{}' is too large", option, item));
         for (std::uint64_t v = first; v <= last; ++v) out.push_back(static_cast<T>(v));
@@ -142,8 +149,8 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
             row[0] = i;
             for (std::size_t j = 1; j <= b.size(); ++j) {
                 const std::size_t above = row[j];
-                row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                                   diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+                row[j] = std::min(
+                    {row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
                 diagonal = above;
             }
         }

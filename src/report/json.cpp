@@ -13,8 +13,11 @@ using nlohmann::json;
 namespace {
 
 json spread_json(const analysis::Spread& s) {
-    return {{"median", s.median}, {"min", s.min}, {"max", s.max},
-            {"relative_spread", s.relative_spread()}, {"trials", s.values}};
+    return {{"median", s.median},
+            {"min", s.min},
+            {"max", s.max},
+            {"relative_spread", s.relative_spread()},
+            {"trials", s.values}};
 }
 
 json provenance_json(const workload::Provenance& p) {
@@ -325,22 +328,22 @@ workload::RunResult result_from_json(const json& doc) {
 workload::RunResult read_result(const std::filesystem::path& path) {
     std::ifstream in(path);
     if (!in)
-        throw UsageError(fmt::format("cannot read '{}': no such file or not readable",
-                                     path.string()));
+        throw UsageError(
+            fmt::format("cannot read '{}': no such file or not readable", path.string()));
     json doc;
     try {
         doc = json::parse(in);
     } catch (const json::parse_error& e) {
-        throw UsageError(fmt::format("'{}' is not valid JSON (truncated?): {}", path.string(),
-                                     e.what()));
+        throw UsageError(
+            fmt::format("'{}' is not valid JSON (truncated?): {}", path.string(), e.what()));
     }
     try {
         return result_from_json(doc);
     } catch (const UsageError& e) {
         throw UsageError(fmt::format("'{}': {}", path.string(), e.what()));
     } catch (const json::exception& e) {
-        throw UsageError(fmt::format("'{}' is not a complete lockprof result: {}", path.string(),
-                                     e.what()));
+        throw UsageError(
+            fmt::format("'{}' is not a complete lockprof result: {}", path.string(), e.what()));
     }
 }
 

@@ -42,10 +42,10 @@ const analysis::DerivedMetric* find_derived(const analysis::CellSummary& s,
 
 std::string workload_line(const workload::RunResult& run) {
     const auto& s = run.spec;
-    std::string stop = s.duration_ns ? fmt::format("{} per trial", format_duration(
-                                                                        static_cast<double>(*s.duration_ns)))
-                                     : fmt::format("{} acquires per thread",
-                                                   s.acquires_per_thread.value_or(0));
+    std::string stop =
+        s.duration_ns
+            ? fmt::format("{} per trial", format_duration(static_cast<double>(*s.duration_ns)))
+            : fmt::format("{} acquires per thread", s.acquires_per_thread.value_or(0));
     return fmt::format(
         "workload: {}, {} trial{}, critical {} ns on {} shared line{}, parallel {} ns, pin {}{}",
         stop, s.trials, s.trials == 1 ? "" : "s", s.work.critical_ns, s.work.shared_lines,
@@ -68,23 +68,24 @@ std::string render_table(const workload::RunResult& run,
                        p.git_revision, p.arch, p.cpu_model, p.logical_cpus,
                        p.arch == "aarch64" ? (p.lse ? ", LSE" : ", no LSE") : "",
                        p.vm_hint.empty() ? "" : ", VM: " + p.vm_hint);
-    out += fmt::format("build: {} {}{}; kernel {}\n", p.compiler, p.build_type,
-                       p.assertions ? ", ASSERTIONS ON (numbers not representative)" : "",
-                       p.kernel);
+    out +=
+        fmt::format("build: {} {}{}; kernel {}\n", p.compiler, p.build_type,
+                    p.assertions ? ", ASSERTIONS ON (numbers not representative)" : "", p.kernel);
     out += workload_line(run) + "\n";
 
     const auto events = event_names(summaries);
     bool any_latency = false;
     for (const auto& s : summaries) any_latency |= s.latency.has_value();
 
-    std::vector<std::string> header = {"lock",     "delay",   "acquires/s", "spread",
-                                       "ns/acq",   "cpu ns/acq", "ticks/acq", "rmw/acq",
+    std::vector<std::string> header = {"lock",      "delay",      "acquires/s", "spread",
+                                       "ns/acq",    "cpu ns/acq", "ticks/acq",  "rmw/acq",
                                        "spins/acq", "fairness"};
     using A = TextTable::Align;
     std::vector<A> align = {A::left,  A::left,  A::right, A::right, A::right,
                             A::right, A::right, A::right, A::right, A::right};
     if (any_latency)
-        for (const char* h : {"p50", "p99", "p99.9", "max"}) header.push_back(h), align.push_back(A::right);
+        for (const char* h : {"p50", "p99", "p99.9", "max"})
+            header.push_back(h), align.push_back(A::right);
     for (const auto& e : events) header.push_back(e + "/acq"), align.push_back(A::right);
     const auto derived = derived_columns(summaries);
     for (const auto* d : derived) header.push_back(d->label), align.push_back(A::right);
@@ -106,8 +107,9 @@ std::string render_table(const workload::RunResult& run,
             continue;
         }
         row.push_back(si(s.acquires_per_second.median));
-        row.push_back(s.trials > 1 ? fmt::format("±{:.1f}%", 50 * s.acquires_per_second.relative_spread())
-                                   : "1 trial");
+        row.push_back(s.trials > 1
+                          ? fmt::format("±{:.1f}%", 50 * s.acquires_per_second.relative_spread())
+                          : "1 trial");
         row.push_back(number(s.wall_ns_per_acquire.median));
         row.push_back(number(s.cpu_ns_per_acquire.median));
         row.push_back(number(s.ticks_per_acquire.median));
@@ -116,8 +118,8 @@ std::string render_table(const workload::RunResult& run,
         row.push_back(fmt::format("{:.3f}", s.jain.median));
         if (any_latency) {
             if (s.latency) {
-                for (double v : {s.latency->p50_ns, s.latency->p99_ns, s.latency->p999_ns,
-                                 s.latency->max_ns})
+                for (double v :
+                     {s.latency->p50_ns, s.latency->p99_ns, s.latency->p999_ns, s.latency->max_ns})
                     row.push_back(format_duration(v));
             } else {
                 for (int i = 0; i < 4; ++i) row.push_back("-");
@@ -148,8 +150,8 @@ std::string render_table(const workload::RunResult& run,
         if (!s.comparison)
             row.push_back("baseline");
         else if (s.comparison->single_trial)
-            row.push_back(fmt::format("{:.2f}x (1 trial: noise unknown)",
-                                      s.comparison->throughput_ratio));
+            row.push_back(
+                fmt::format("{:.2f}x (1 trial: noise unknown)", s.comparison->throughput_ratio));
         else if (s.comparison->within_noise)
             row.push_back(fmt::format("{:.2f}x within noise", s.comparison->throughput_ratio));
         else
@@ -162,10 +164,11 @@ std::string render_table(const workload::RunResult& run,
         out += fmt::format("\n{} thread{}\n", threads, threads == 1 ? "" : "s");
         out += tables[threads].render("  ");
     }
-    out += "\nacquires/s: median over trials (spread: half the min-max range); ns/acq: wall time / "
-           "acquires;\ncpu ns/acq: CPU time of all threads / acquires; rmw/acq: atomic "
-           "read-modify-writes per acquire;\nspins/acq: polls of a held lock per acquire; "
-           "fairness: Jain's index of per-thread acquires (1 = equal).\n";
+    out +=
+        "\nacquires/s: median over trials (spread: half the min-max range); ns/acq: wall time / "
+        "acquires;\ncpu ns/acq: CPU time of all threads / acquires; rmw/acq: atomic "
+        "read-modify-writes per acquire;\nspins/acq: polls of a held lock per acquire; "
+        "fairness: Jain's index of per-thread acquires (1 = equal).\n";
     for (const auto& note : run.notes) out += "note: " + note + "\n";
     if (run.interrupted) out += "INTERRUPTED: results above cover only the trials that finished.\n";
     return out;
@@ -182,7 +185,8 @@ std::string render_csv(const workload::RunResult& run,
         "spins_per_acquire,jain_index,min_max_ratio,coefficient_of_variation,"
         "latency_p50_ns,latency_p99_ns,latency_p99_9_ns,latency_max_ns,"
         "baseline,throughput_ratio,within_noise";
-    for (const auto& e : events) out += ",event_" + e + "_per_acquire,event_" + e + "_running_fraction";
+    for (const auto& e : events)
+        out += ",event_" + e + "_per_acquire,event_" + e + "_running_fraction";
     const auto derived = derived_columns(summaries);
     for (const auto* d : derived) out += ",derived_" + d->name;
     out += "\n";
@@ -194,23 +198,22 @@ std::string render_csv(const workload::RunResult& run,
     };
     for (const auto& s : summaries) {
         const auto& c = *s.cell;
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", quote(c.lock),
-                           quote(c.algorithm), quote(c.flavour), arch::delay_name(c.delay),
-                           c.threads, s.trials, c.complete ? 1 : 0, c.lost_updates,
-                           s.acquires_per_second.median, s.acquires_per_second.min,
-                           s.acquires_per_second.max, s.wall_ns_per_acquire.median,
-                           s.cpu_ns_per_acquire.median, s.ticks_per_acquire.median,
-                           s.rmw_per_acquire.median, s.spins_per_acquire.median, s.jain.median,
-                           s.min_max.median, s.cv.median);
+        out += fmt::format(
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", quote(c.lock),
+            quote(c.algorithm), quote(c.flavour), arch::delay_name(c.delay), c.threads, s.trials,
+            c.complete ? 1 : 0, c.lost_updates, s.acquires_per_second.median,
+            s.acquires_per_second.min, s.acquires_per_second.max, s.wall_ns_per_acquire.median,
+            s.cpu_ns_per_acquire.median, s.ticks_per_acquire.median, s.rmw_per_acquire.median,
+            s.spins_per_acquire.median, s.jain.median, s.min_max.median, s.cv.median);
         if (s.latency)
             out += fmt::format(",{},{},{},{}", s.latency->p50_ns, s.latency->p99_ns,
                                s.latency->p999_ns, s.latency->max_ns);
         else
             out += ",,,,";
         if (s.comparison)
-            out += fmt::format(",{},{},{}", quote(s.comparison->baseline),
-                               s.comparison->throughput_ratio,
-                               s.comparison->single_trial ? "" : (s.comparison->within_noise ? "1" : "0"));
+            out += fmt::format(
+                ",{},{},{}", quote(s.comparison->baseline), s.comparison->throughput_ratio,
+                s.comparison->single_trial ? "" : (s.comparison->within_noise ? "1" : "0"));
         else
             out += ",,,";
         for (const auto& name : events) {

@@ -12,7 +12,9 @@ void TextTable::set_header(std::vector<std::string> header, std::vector<Align> a
     align_ = std::move(align);
 }
 
-void TextTable::add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+void TextTable::add_row(std::vector<std::string> row) {
+    rows_.push_back(std::move(row));
+}
 
 std::string TextTable::render(const std::string& indent) const {
     std::vector<std::size_t> width(header_.size(), 0);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -179,6 +180,22 @@ std::vector<Instruction> parse_objdump(std::string_view output) {
     return out;
 }
 
+namespace {
+bool on_path(const std::string& program) {
+    const char* path = std::getenv("PATH");
+    if (!path) return false;
+    std::string_view rest(path);
+    while (!rest.empty()) {
+        const auto colon = rest.find(':');
+        const std::filesystem::path dir(std::string(rest.substr(0, colon)));
+        if (!dir.empty() && access((dir / program).c_str(), X_OK) == 0) return true;
+        if (colon == std::string_view::npos) break;
+        rest.remove_prefix(colon + 1);
+    }
+    return false;
+}
+}  // namespace
+
 std::string default_objdump(const std::filesystem::path& binary) {
     std::ifstream in(binary, std::ios::binary);
     unsigned char header[20] = {};
@@ -187,8 +204,10 @@ std::string default_objdump(const std::filesystem::path& binary) {
         const unsigned machine =
             header[5] == 1 ? header[18] | (header[19] << 8) : (header[18] << 8) | header[19];
         // The host's own objdump reads its own architecture; a foreign one needs the cross
-        // binutils.
-        if (arch::kArchName != "aarch64" && machine == EM_AARCH64)
+        // binutils. An aarch64 lockprof under qemu-user on an x86 host also lands here: the
+        // `objdump` it would exec is the host's x86 one, so the cross one wins where present.
+        if (machine == EM_AARCH64 &&
+            (arch::kArchName != "aarch64" || on_path("aarch64-linux-gnu-objdump")))
             return "aarch64-linux-gnu-objdump";
         if (arch::kArchName != "x86_64" && machine == EM_X86_64) return "x86_64-linux-gnu-objdump";
     }

@@ -27,8 +27,8 @@ std::vector<CpuTopology> allowed_cpus() {
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
         if (!CPU_ISSET(cpu, &set)) continue;
         const auto base = fmt::format("/sys/devices/system/cpu/cpu{}/topology/", cpu);
-        cpus.push_back({cpu, read_int(base + "core_id", cpu),
-                        read_int(base + "physical_package_id", 0)});
+        cpus.push_back(
+            {cpu, read_int(base + "core_id", cpu), read_int(base + "physical_package_id", 0)});
     }
     return cpus;
 }
@@ -37,7 +37,8 @@ std::vector<int> assign_cpus(const PinSpec& pin, unsigned threads,
                              const std::vector<CpuTopology>& cpus) {
     std::vector<int> order;
     switch (pin.mode) {
-        case PinMode::none: return {};
+        case PinMode::none:
+            return {};
         case PinMode::list: {
             for (int cpu : pin.cpus) {
                 const bool allowed = std::any_of(cpus.begin(), cpus.end(),
@@ -65,8 +66,8 @@ std::vector<int> assign_cpus(const PinSpec& pin, unsigned threads,
             std::vector<Key> keys;
             for (const auto& c : cpus) {
                 auto& cores = core_rank[c.package];
-                const int rank = cores.emplace(c.core, static_cast<int>(cores.size()))
-                                     .first->second;
+                const int rank =
+                    cores.emplace(c.core, static_cast<int>(cores.size())).first->second;
                 keys.push_back({siblings_seen[{c.package, c.core}]++, rank, c.package, c.cpu});
             }
             std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {

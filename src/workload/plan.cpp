@@ -16,11 +16,10 @@ const RunnableLock& resolve_lock(const std::string& name) {
     std::vector<std::string> names;
     for (const auto& entry : lock_catalog()) names.push_back(entry.name);
     const std::string suggestion = did_you_mean(name, names);
-    throw UsageError(fmt::format("unknown lock '{}'{}; known locks: {} (see `lockprof list-locks`)",
-                                 name,
-                                 suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)",
-                                                                      suggestion),
-                                 fmt::join(names, ", ")));
+    throw UsageError(
+        fmt::format("unknown lock '{}'{}; known locks: {} (see `lockprof list-locks`)", name,
+                    suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion),
+                    fmt::join(names, ", ")));
 }
 
 TrialSpec Plan::trial_spec(const PlannedCell& cell, std::uint64_t trial) const {
@@ -30,12 +29,10 @@ TrialSpec Plan::trial_spec(const PlannedCell& cell, std::uint64_t trial) const {
     t.duration_ns = spec.duration_ns;
     t.acquires_per_thread = spec.acquires_per_thread;
     t.work = spec.work;
-    t.critical_iterations = static_cast<std::uint64_t>(
-        std::llround(static_cast<double>(spec.work.critical_ns) *
-                     calibration.burn_iterations_per_ns));
-    t.parallel_iterations = static_cast<std::uint64_t>(
-        std::llround(static_cast<double>(spec.work.parallel_ns) *
-                     calibration.burn_iterations_per_ns));
+    t.critical_iterations = static_cast<std::uint64_t>(std::llround(
+        static_cast<double>(spec.work.critical_ns) * calibration.burn_iterations_per_ns));
+    t.parallel_iterations = static_cast<std::uint64_t>(std::llround(
+        static_cast<double>(spec.work.parallel_ns) * calibration.burn_iterations_per_ns));
     t.cpu_of_thread = assign_cpus(spec.pin, cell.threads, cpus);
     t.latency = spec.latency;
     t.seed = spec.seed + trial;
@@ -66,9 +63,10 @@ Plan make_plan(const RunSpec& spec, const Calibration& calibration) {
         if (spec.delay) {
             delay = *spec.delay;
             if (!arch::delay_available(delay))
-                throw UsageError(fmt::format("--delay: '{}' does not exist on {}; choose one of "
-                                             "the policies `lockprof list-locks` shows",
-                                             arch::delay_name(delay), arch::kArchName));
+                throw UsageError(
+                    fmt::format("--delay: '{}' does not exist on {}; choose one of "
+                                "the policies `lockprof list-locks` shows",
+                                arch::delay_name(delay), arch::kArchName));
             if (!lock.accepts(delay)) {
                 std::vector<std::string> accepted;
                 for (auto d : arch::kAllDelays)

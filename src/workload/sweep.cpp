@@ -28,8 +28,8 @@ RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hoo
         for (const auto& cell : plan.cells) {
             if (interrupted()) break;
             if (hooks.progress)
-                hooks.progress(fmt::format("warm-up {} with {} threads", cell.lock->name,
-                                           cell.threads));
+                hooks.progress(
+                    fmt::format("warm-up {} with {} threads", cell.lock->name, cell.threads));
             TrialSpec warm = plan.trial_spec(cell, 0);
             warm.duration_ns = plan.spec.warmup_ns;
             warm.acquires_per_thread.reset();
@@ -50,11 +50,9 @@ RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hoo
             for (std::size_t i = group_start; i < group_end && !interrupted(); ++i) {
                 const PlannedCell& cell = plan.cells[i];
                 if (hooks.progress)
-                    hooks.progress(fmt::format("{} with {} threads, trial {}/{}",
-                                               cell.lock->name, cell.threads, trial + 1,
-                                               plan.spec.trials));
-                TrialOutcome outcome = run_trial(*cell.lock, plan.trial_spec(cell, trial),
-                                                 control);
+                    hooks.progress(fmt::format("{} with {} threads, trial {}/{}", cell.lock->name,
+                                               cell.threads, trial + 1, plan.spec.trials));
+                TrialOutcome outcome = run_trial(*cell.lock, plan.trial_spec(cell, trial), control);
                 if (outcome.interrupted) break;
                 outcome.result.trial = trial;
                 run.cells[i].trials.push_back(std::move(outcome.result));

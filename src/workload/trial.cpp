@@ -180,10 +180,10 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
             state->gate.notify_all();
             for (auto t : threads) pthread_join(t, nullptr);
             kernel.destroy_lock(state->lock);
-            throw Error(fmt::format(
-                "cannot create thread {} of {}: {}; lower --threads or raise the limit "
-                "(ulimit -u, /proc/sys/kernel/threads-max)",
-                i + 1, n, std::strerror(rc)));
+            throw Error(
+                fmt::format("cannot create thread {} of {}: {}; lower --threads or raise the limit "
+                            "(ulimit -u, /proc/sys/kernel/threads-max)",
+                            i + 1, n, std::strerror(rc)));
         }
         threads.push_back(thread);
     }
@@ -233,12 +233,12 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
                 if (state->finished_flags[i].load(std::memory_order_acquire)) continue;
                 if (now - last_change[i] > watchdog) {
                     owner.release();
-                    stalled(state, threads, lock,
-                            fmt::format("thread {} acquired it {} of {} times, then nothing for "
-                                        "{:.1f} s",
-                                        i, last_seen[i], *spec.acquires_per_thread,
-                                        std::chrono::duration<double>(now - last_change[i])
-                                            .count()));
+                    stalled(
+                        state, threads, lock,
+                        fmt::format("thread {} acquired it {} of {} times, then nothing for "
+                                    "{:.1f} s",
+                                    i, last_seen[i], *spec.acquires_per_thread,
+                                    std::chrono::duration<double>(now - last_change[i]).count()));
                 }
             }
         }

@@ -26,13 +26,13 @@ TEST(CliRun, VersionNamesBuild) {
 }
 
 TEST(CliRun, TableHasOneSectionPerThreadCountAndOneRowPerLock) {
-    auto r = run_lockprof({"--lock=tas,ttas,cas", "--threads=1,2", "--duration=50ms",
-                           "--trials=2"});
+    auto r =
+        run_lockprof({"--lock=tas,ttas,cas", "--threads=1,2", "--duration=50ms", "--trials=2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("\n1 thread\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("\n2 threads\n"), std::string::npos) << r.out;
-    for (const char* column : {"acquires/s", "ns/acq", "cpu ns/acq", "rmw/acq", "spins/acq",
-                               "fairness", "vs first"})
+    for (const char* column :
+         {"acquires/s", "ns/acq", "cpu ns/acq", "rmw/acq", "spins/acq", "fairness", "vs first"})
         EXPECT_NE(r.out.find(column), std::string::npos) << column;
     // Each lock appears once per thread count, the first as the baseline.
     std::size_t baselines = 0, pos = 0;
@@ -118,18 +118,15 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, CliBadInput,
     ::testing::Values(
         BadInput{{"--lock=tsa"}, "unknown lock 'tsa' (did you mean 'tas'?); known locks: tas,"},
-        BadInput{{"--lock=tas,,cas"}, "empty entry"},
-        BadInput{{"--threads="}, "--threads"},
+        BadInput{{"--lock=tas,,cas"}, "empty entry"}, BadInput{{"--threads="}, "--threads"},
         BadInput{{"--threads=0"}, "0 is not a thread count"},
         BadInput{{"--threads=1,x"}, "'x' is not a number"},
         BadInput{{"--duration=-1s"}, "is negative"},
         BadInput{{"--duration=5parsecs"}, "unknown unit"},
         BadInput{{"--duration=0"}, "must be longer than 0"},
-        BadInput{{"--acquires=-3"}, "--acquires"},
-        BadInput{{"--trials=0"}, "at least 1"},
+        BadInput{{"--acquires=-3"}, "--acquires"}, BadInput{{"--trials=0"}, "at least 1"},
         BadInput{{"--delay=sleepy"}, "unknown policy 'sleepy'"},
-        BadInput{{"--pin=99999"}, "not available"},
-        BadInput{{"--frobnicate"}, "unknown option"},
+        BadInput{{"--pin=99999"}, "not available"}, BadInput{{"--frobnicate"}, "unknown option"},
         BadInput{{"--thread=2"}, "did you mean '--threads'"},
         BadInput{{"frobnicate"}, "unknown command 'frobnicate'"},
         BadInput{{"--profile=/nonexistent.ini"}, "cannot read"},
@@ -149,9 +146,10 @@ TEST(CliRun, UnknownProfileKeyNamesFileAndLine) {
 TEST(CliRun, UnwritableOutputLeavesNothingBehind) {
     TempDir dir;
     std::filesystem::create_directory(dir / "ro");
-    std::filesystem::permissions(dir / "ro", std::filesystem::perms::owner_read |
-                                                 std::filesystem::perms::owner_exec);
-    if (access((dir / "ro").c_str(), W_OK) == 0) GTEST_SKIP() << "running with CAP_DAC_OVERRIDE (root): cannot make a folder unwritable";
+    std::filesystem::permissions(
+        dir / "ro", std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    if (access((dir / "ro").c_str(), W_OK) == 0)
+        GTEST_SKIP() << "running with CAP_DAC_OVERRIDE (root): cannot make a folder unwritable";
     auto r = run_lockprof({"--output", (dir / "ro" / "r.json").string(), "--threads=1"});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_TRUE(std::filesystem::is_empty(dir / "ro"));
@@ -190,8 +188,8 @@ TEST(CliRun, SigintWritesWhatFinishedAndExits130) {
 TEST(CliRun, OversubscriptionReportsEveryThread) {
     TempDir dir;
     const auto start = std::chrono::steady_clock::now();
-    auto r = run_lockprof({"--lock=tas", "--threads=1024", "--duration=1s", "--trials=1",
-                           "--quiet", "--output", (dir / "r.json").string()});
+    auto r = run_lockprof({"--lock=tas", "--threads=1024", "--duration=1s", "--trials=1", "--quiet",
+                           "--output", (dir / "r.json").string()});
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -26,7 +26,7 @@ struct EventSummary {
 };
 
 struct Comparison {
-    std::string baseline;  // lock it is compared with (first lock at this thread count)
+    std::string baseline;         // lock it is compared with (first lock at this thread count)
     double throughput_ratio = 0;  // median acquires/s of this lock / of the baseline
     bool within_noise = false;    // trial ranges overlap
     bool single_trial = false;    // no noise estimate possible
@@ -35,19 +35,19 @@ struct Comparison {
 struct CellSummary {
     const workload::CellResult* cell = nullptr;
     unsigned trials = 0;
-    Spread acquires;              // total acquires per trial
+    Spread acquires;  // total acquires per trial
     Spread acquires_per_second;
-    Spread wall_ns_per_acquire;   // window / acquires: inverse throughput
-    Spread cpu_ns_per_acquire;    // CPU time of all threads / acquires: cost incl. spinning
-    Spread ticks_per_acquire;     // tick counter (TSC / CNTVCT) over the window / acquires
-    Spread rmw_per_acquire;       // atomic read-modify-writes per acquire
-    Spread spins_per_acquire;     // polls of a held lock per acquire
-    Spread jain;                  // fairness of per-thread acquires
+    Spread wall_ns_per_acquire;  // window / acquires: inverse throughput
+    Spread cpu_ns_per_acquire;   // CPU time of all threads / acquires: cost incl. spinning
+    Spread ticks_per_acquire;    // tick counter (TSC / CNTVCT) over the window / acquires
+    Spread rmw_per_acquire;      // atomic read-modify-writes per acquire
+    Spread spins_per_acquire;    // polls of a held lock per acquire
+    Spread jain;                 // fairness of per-thread acquires
     Spread min_max;
     Spread cv;
     std::optional<LatencySummary> latency;  // all trials merged
     std::vector<EventSummary> events;
-    std::vector<DerivedMetric> derived;  // IPC, stxr fail ratio (derived_events.hpp)
+    std::vector<DerivedMetric> derived;    // IPC, stxr fail ratio (derived_events.hpp)
     std::optional<Comparison> comparison;  // absent for the baseline itself
 };
 

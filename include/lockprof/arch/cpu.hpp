@@ -45,11 +45,16 @@ inline constexpr Delay kAllDelays[] = {Delay::none, Delay::pause, Delay::yield, 
 
 constexpr std::string_view delay_name(Delay d) {
     switch (d) {
-        case Delay::none: return "none";
-        case Delay::pause: return "pause";
-        case Delay::yield: return "yield";
-        case Delay::isb: return "isb";
-        case Delay::wfe: return "wfe";
+        case Delay::none:
+            return "none";
+        case Delay::pause:
+            return "pause";
+        case Delay::yield:
+            return "yield";
+        case Delay::isb:
+            return "isb";
+        case Delay::wfe:
+            return "wfe";
     }
     return "?";
 }
@@ -151,7 +156,9 @@ inline void burn(std::uint64_t iterations) {
 }
 
 // Full hardware fence (orders everything; used around timing reads).
-inline void full_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void full_fence() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 
 // Facts about the CPU this process runs on.
 struct CpuIdentity {

@@ -9,7 +9,7 @@
 namespace lockprof {
 
 class AtomicFile {
-public:
+  public:
     // Opens the temporary file; throws UsageError when the target's folder is not writable.
     explicit AtomicFile(std::filesystem::path target);
     ~AtomicFile();
@@ -23,7 +23,7 @@ public:
     // Fails early (UsageError) if `target` could not be written, leaving nothing behind.
     static void check_writable(const std::filesystem::path& target, const std::string& option);
 
-private:
+  private:
     std::filesystem::path target_;
     std::filesystem::path temporary_;
     std::ofstream out_;

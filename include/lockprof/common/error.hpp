@@ -9,20 +9,20 @@
 namespace lockprof {
 
 class Error : public std::runtime_error {
-public:
+  public:
     explicit Error(const std::string& message) : std::runtime_error(message) {}
     virtual int exit_code() const { return 1; }
 };
 
 class UsageError : public Error {
-public:
+  public:
     explicit UsageError(const std::string& message) : Error(message) {}
     int exit_code() const override { return 2; }
 };
 
 // A run that stopped making progress (broken lock, starved thread); exit 3.
 class StallError : public Error {
-public:
+  public:
     explicit StallError(const std::string& message) : Error(message) {}
     int exit_code() const override { return 3; }
 };

@@ -52,7 +52,7 @@ struct alignas(arch::kCacheLine) TasBackoffLock {
     }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
-private:
+  private:
     std::atomic<std::uint32_t> word_{0};
 };
 
@@ -87,7 +87,7 @@ struct alignas(arch::kCacheLine) TtasBackoffLock {
     }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
-private:
+  private:
     std::atomic<std::uint32_t> word_{0};
 };
 

@@ -29,10 +29,12 @@ struct alignas(arch::kCacheLine) CasLock {
         return word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
                                              std::memory_order_relaxed);
     }
-    void lock(Context& c) { retry_acquire<D>([&] { return try_lock(c); }, c.stats); }
+    void lock(Context& c) {
+        retry_acquire<D>([&] { return try_lock(c); }, c.stats);
+    }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
-private:
+  private:
     std::atomic<std::uint32_t> word_{0};
 };
 

@@ -54,8 +54,8 @@ struct alignas(arch::kCacheLine) ClhLock {
         c.mine->busy.store(1, std::memory_order_relaxed);
         ++c.stats.rmw_attempts;
         c.predecessor = tail_.exchange(c.mine, std::memory_order_acq_rel);
-        arch::spin_until<D>(c.predecessor->busy, [](std::uint32_t v) { return v == 0; },
-                            c.stats.spin_iterations);
+        arch::spin_until<D>(
+            c.predecessor->busy, [](std::uint32_t v) { return v == 0; }, c.stats.spin_iterations);
     }
     void unlock(Context& c) {
         Node* released = c.mine;
@@ -63,7 +63,7 @@ struct alignas(arch::kCacheLine) ClhLock {
         released->busy.store(0, std::memory_order_release);
     }
 
-private:
+  private:
     std::atomic<Node*> tail_;
 };
 

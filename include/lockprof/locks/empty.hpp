@@ -22,7 +22,7 @@ struct alignas(arch::kCacheLine) EmptyLock {
     void lock(Context&) {}
     void unlock(Context&) {}
 
-private:
+  private:
     char unused_ = 0;
 };
 

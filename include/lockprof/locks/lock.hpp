@@ -32,11 +32,12 @@ struct AttemptStats {
 
 // Bit set of delay policies a lock accepts.
 using DelayMask = std::uint32_t;
-constexpr DelayMask delay_bit(Delay d) { return DelayMask{1} << static_cast<unsigned>(d); }
+constexpr DelayMask delay_bit(Delay d) {
+    return DelayMask{1} << static_cast<unsigned>(d);
+}
 // Policies for a lock that only retries its atomic (no monitored word to wait on, so no WFE).
-inline constexpr DelayMask kStepDelays =
-    delay_bit(Delay::none) | delay_bit(Delay::pause) | delay_bit(Delay::yield) |
-    delay_bit(Delay::isb);
+inline constexpr DelayMask kStepDelays = delay_bit(Delay::none) | delay_bit(Delay::pause) |
+                                         delay_bit(Delay::yield) | delay_bit(Delay::isb);
 // Policies for a lock that waits on a word with loads: every step delay, plus WFE.
 inline constexpr DelayMask kWaitDelays = kStepDelays | delay_bit(Delay::wfe);
 // A lock that does not spin (the kernel or no lock at all decides how to wait).
@@ -48,9 +49,9 @@ template <typename L>
 concept Lock = requires(L& lock, typename L::Context& context) {
     requires std::default_initializable<typename L::Context>;
     { context.stats } -> std::convertible_to<AttemptStats&>;
-    { lock.lock(context) };
+    {lock.lock(context)};
     { lock.try_lock(context) } -> std::same_as<bool>;
-    { lock.unlock(context) };
+    {lock.unlock(context)};
     { L::kName } -> std::convertible_to<std::string_view>;
     { L::kDescription } -> std::convertible_to<std::string_view>;
     { L::kDelays } -> std::convertible_to<DelayMask>;
@@ -75,15 +76,16 @@ template <Delay D, typename Attempt>
 inline void wait_then_acquire(const std::atomic<std::uint32_t>& word, Attempt attempt,
                               AttemptStats& stats) {
     while (!attempt())
-        arch::spin_until<D>(word, [](std::uint32_t v) { return v == 0; }, stats.spin_iterations);
+        arch::spin_until<D>(
+            word, [](std::uint32_t v) { return v == 0; }, stats.spin_iterations);
 }
 
 // Asserts the layout rules every lock keeps: the shared state starts a cache line and does not
 // share it with anything else, so measured contention is the lock's own.
-#define LOCKPROF_ASSERT_LOCK_LAYOUT(Type)                                                    \
-    static_assert(alignof(Type) >= ::lockprof::arch::kCacheLine,                            \
-                  #Type " must be cache-line aligned");                                      \
-    static_assert(sizeof(Type) % ::lockprof::arch::kCacheLine == 0,                         \
+#define LOCKPROF_ASSERT_LOCK_LAYOUT(Type)                           \
+    static_assert(alignof(Type) >= ::lockprof::arch::kCacheLine,    \
+                  #Type " must be cache-line aligned");             \
+    static_assert(sizeof(Type) % ::lockprof::arch::kCacheLine == 0, \
                   #Type " must fill whole cache lines")
 
 }  // namespace lockprof::locks

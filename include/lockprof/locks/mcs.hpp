@@ -45,8 +45,8 @@ struct alignas(arch::kCacheLine) McsLock {
         Node* predecessor = tail_.exchange(me, std::memory_order_acq_rel);
         if (predecessor == nullptr) return;
         predecessor->next.store(me, std::memory_order_release);
-        arch::spin_until<D>(me->waiting, [](std::uint32_t v) { return v == 0; },
-                            c.stats.spin_iterations);
+        arch::spin_until<D>(
+            me->waiting, [](std::uint32_t v) { return v == 0; }, c.stats.spin_iterations);
     }
     void unlock(Context& c) {
         Node* me = &c.node;
@@ -64,7 +64,7 @@ struct alignas(arch::kCacheLine) McsLock {
         successor->waiting.store(0, std::memory_order_release);
     }
 
-private:
+  private:
     std::atomic<Node*> tail_{nullptr};
 };
 

@@ -66,14 +66,12 @@ struct alignas(arch::kCacheLine) PgSlockLock {
     }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
-private:
+  private:
     bool tas(Context& c) {
         ++c.stats.rmw_attempts;
         return word_.exchange(1, std::memory_order_acquire) == 0;
     }
-    bool tas_spin(Context& c) {
-        return word_.load(std::memory_order_relaxed) == 0 && tas(c);
-    }
+    bool tas_spin(Context& c) { return word_.load(std::memory_order_relaxed) == 0 && tas(c); }
     static double random_unit(Context& c) {
         if (c.rng == 0) c.rng = reinterpret_cast<std::uintptr_t>(&c) | 1;
         c.rng ^= c.rng << 13;

@@ -28,7 +28,7 @@ struct alignas(arch::kCacheLine) PthreadSpinLock {
     void lock(Context&) { pthread_spin_lock(&lock_); }
     void unlock(Context&) { pthread_spin_unlock(&lock_); }
 
-private:
+  private:
     pthread_spinlock_t lock_;
 };
 
@@ -52,7 +52,7 @@ struct alignas(arch::kCacheLine) PthreadMutexLock {
     void lock(Context&) { pthread_mutex_lock(&mutex_); }
     void unlock(Context&) { pthread_mutex_unlock(&mutex_); }
 
-private:
+  private:
     pthread_mutex_t mutex_;
 };
 

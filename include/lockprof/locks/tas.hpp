@@ -27,10 +27,12 @@ struct alignas(arch::kCacheLine) TasLock {
         ++c.stats.rmw_attempts;
         return word_.exchange(1, std::memory_order_acquire) == 0;
     }
-    void lock(Context& c) { retry_acquire<D>([&] { return try_lock(c); }, c.stats); }
+    void lock(Context& c) {
+        retry_acquire<D>([&] { return try_lock(c); }, c.stats);
+    }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
-private:
+  private:
     std::atomic<std::uint32_t> word_{0};
 };
 

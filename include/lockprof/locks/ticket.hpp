@@ -30,8 +30,8 @@ struct alignas(arch::kCacheLine) TicketLock {
     void lock(Context& c) {
         ++c.stats.rmw_attempts;
         const std::uint32_t mine = next_.fetch_add(1, std::memory_order_relaxed);
-        arch::spin_until<D>(now_serving_, [mine](std::uint32_t v) { return v == mine; },
-                            c.stats.spin_iterations);
+        arch::spin_until<D>(
+            now_serving_, [mine](std::uint32_t v) { return v == mine; }, c.stats.spin_iterations);
     }
     void unlock(Context&) {
         // Only the holder writes now_serving, so a load and a store make the increment.
@@ -39,7 +39,7 @@ struct alignas(arch::kCacheLine) TicketLock {
                            std::memory_order_release);
     }
 
-private:
+  private:
     std::atomic<std::uint32_t> next_{0};
     std::atomic<std::uint32_t> now_serving_{0};
 };

@@ -20,13 +20,14 @@ struct alignas(arch::kCacheLine) TtasLock {
         AttemptStats stats;
     };
 
-    bool try_lock(Context& c) {
-        return word_.load(std::memory_order_relaxed) == 0 && exchange(c);
+    bool try_lock(Context& c) { return word_.load(std::memory_order_relaxed) == 0 && exchange(c); }
+    void lock(Context& c) {
+        wait_then_acquire<D>(
+            word_, [&] { return exchange(c); }, c.stats);
     }
-    void lock(Context& c) { wait_then_acquire<D>(word_, [&] { return exchange(c); }, c.stats); }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
-private:
+  private:
     bool exchange(Context& c) {
         ++c.stats.rmw_attempts;
         return word_.exchange(1, std::memory_order_acquire) == 0;

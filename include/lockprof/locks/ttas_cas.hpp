@@ -22,11 +22,12 @@ struct alignas(arch::kCacheLine) TtasCasLock {
         return word_.load(std::memory_order_relaxed) == 0 && compare_exchange(c);
     }
     void lock(Context& c) {
-        wait_then_acquire<D>(word_, [&] { return compare_exchange(c); }, c.stats);
+        wait_then_acquire<D>(
+            word_, [&] { return compare_exchange(c); }, c.stats);
     }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
-private:
+  private:
     bool compare_exchange(Context& c) {
         ++c.stats.rmw_attempts;
         std::uint32_t expected = 0;

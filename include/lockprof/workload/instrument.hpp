@@ -11,15 +11,15 @@
 namespace lockprof::workload {
 
 class ThreadInstrument {
-public:
+  public:
     virtual ~ThreadInstrument() = default;
-    virtual void start() = 0;                          // right after the start barrier
-    virtual void stop() = 0;                           // right after the loop ends
-    virtual void collect(ThreadResult& result) = 0;    // after stop, still on the thread
+    virtual void start() = 0;                        // right after the start barrier
+    virtual void stop() = 0;                         // right after the loop ends
+    virtual void collect(ThreadResult& result) = 0;  // after stop, still on the thread
 };
 
 class Instrumentation {
-public:
+  public:
     virtual ~Instrumentation() = default;
     // Called on the worker thread itself; may return nullptr (nothing to measure here).
     virtual std::unique_ptr<ThreadInstrument> attach_current_thread(unsigned thread_index) = 0;

@@ -9,12 +9,21 @@
 
 namespace lockprof::workload::inline LOCKPROF_FLAVOUR_NS {
 
+// Seeds the per-thread random state of locks that randomise (backoff, pg-slock sleeps), so
+// --seed makes their choices repeatable; other contexts are left alone.
+template <typename Context>
+void seed_context(Context& context, std::uint64_t seed) {
+    if constexpr (requires { context.rng; }) context.rng = seed;
+    if constexpr (requires { context.backoff.rng; }) context.backoff.rng = seed;
+}
+
 // lockhammer's loop: acquire, critical work on shared lines, release, parallel work. The lock
 // calls are direct (LockT is a concrete type), so nothing indirect runs per iteration.
 template <typename LockT, bool kLatency>
 void measured_loop(void* lock_storage, const LoopArgs& args) {
     LockT& lock = *static_cast<LockT*>(lock_storage);
     typename LockT::Context context;
+    seed_context(context, args.seed);
     ThreadResult& result = *args.result;
     const std::atomic<bool>& stop = *args.stop;
     std::uint64_t acquires = 0;
@@ -42,6 +51,17 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
     result.acquires = acquires;
     result.rmw_attempts = context.stats.rmw_attempts;
     result.spin_iterations = context.stats.spin_iterations;
+}
+
+// The lock's acquire path out of line, for `lockprof list-locks --disasm`. In measured_loop the
+// inlined lock() is scheduled together with the loop's own code, so there is no clean span to
+// show; this copy is compiled in the same flavour unit with the same flags, so it holds the
+// instructions the flavour really uses. It is never called: `used` keeps every instantiation
+// kernels.cpp names, and list-locks finds it through the measured_loop instantiation's symbol
+// (same lock type, same flavour namespace).
+template <typename LockT>
+[[gnu::noinline, gnu::used]] void acquire_probe(LockT& lock, typename LockT::Context& context) {
+    lock.lock(context);
 }
 
 template <typename LockT>

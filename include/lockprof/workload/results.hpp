@@ -15,7 +15,7 @@ namespace lockprof::workload {
 // Log-linear histogram of acquire latencies in ticks: values below 2^kSubBits are exact, above
 // that each power of two is split into 2^kSubBits buckets (worst relative error 1/2^kSubBits).
 class LatencyHistogram {
-public:
+  public:
     static constexpr unsigned kSubBits = 5;
     static constexpr unsigned kBuckets = (64 - kSubBits + 1) << kSubBits;
 
@@ -40,7 +40,7 @@ public:
     static unsigned bucket_of(std::uint64_t value);
     static std::uint64_t bucket_upper(unsigned bucket);
 
-private:
+  private:
     std::vector<std::uint64_t> counts_ = std::vector<std::uint64_t>(kBuckets, 0);
     std::uint64_t total_ = 0;
     std::uint64_t max_ = 0;

@@ -29,9 +29,9 @@ struct WorkSpec {
 
 // Everything a user asked for, after parsing and validation.
 struct RunSpec {
-    std::vector<std::string> locks;    // names as the user wrote them ("tas", "cas@lse")
-    std::vector<unsigned> threads;     // sweep, in the user's order
-    std::optional<std::uint64_t> duration_ns;         // stop after this long ...
+    std::vector<std::string> locks;            // names as the user wrote them ("tas", "cas@lse")
+    std::vector<unsigned> threads;             // sweep, in the user's order
+    std::optional<std::uint64_t> duration_ns;  // stop after this long ...
     std::optional<std::uint64_t> acquires_per_thread;  // ... or after this many acquires each
     WorkSpec work;
     std::optional<arch::Delay> delay;  // none set: each lock's default

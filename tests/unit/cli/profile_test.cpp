@@ -18,8 +18,9 @@ po::options_description options() {
 }
 std::string write(const std::string& content) {
     static int n = 0;
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("lockprof-profile-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".ini");
+    const auto path =
+        std::filesystem::temp_directory_path() /
+        ("lockprof-profile-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".ini");
     std::ofstream(path) << content;
     return path.string();
 }

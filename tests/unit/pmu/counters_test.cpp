@@ -194,6 +194,13 @@ TEST(PmuCounting, PlanDropsUncountableEventsWithOneLinePerCause) {
         ::close(fd);
         GTEST_SKIP() << "cycles can be counted here; the drop path needs a machine without a PMU";
     }
+    auto task_clock = resolve_event("task_clock", false);
+    const int software_fd = open_event(task_clock.attr);
+    if (software_fd < 0)
+        GTEST_SKIP() << "no perf_event_open at all here ("
+                     << explain_open_error(-software_fd, "task_clock")
+                     << "): the drop path needs software events that work";
+    ::close(software_fd);
     const auto plan = plan_counting({{"cycles", "instructions", "task_clock"}, false, false});
     ASSERT_EQ(plan.events.size(), 1u);
     EXPECT_EQ(plan.events[0].requested, "task_clock");

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "lockprof/arch/cpu.hpp"
+
 namespace lockprof::symbols {
 namespace {
 
@@ -83,7 +85,10 @@ TEST(ParseObjdump, Aarch64LlscAndLse) {
 }
 
 TEST(Disassembler, DefaultObjdumpFollowsTheElfMachine) {
-    EXPECT_EQ(default_objdump("/proc/self/exe"), "objdump");
+    // An aarch64 build under qemu-user on an x86 host must use the cross objdump.
+    const bool cross =
+        lockprof::arch::kArchName == "aarch64" && program_exists("aarch64-linux-gnu-objdump");
+    EXPECT_EQ(default_objdump("/proc/self/exe"), cross ? "aarch64-linux-gnu-objdump" : "objdump");
     EXPECT_TRUE(program_exists("objdump"));
     EXPECT_FALSE(program_exists("/nonexistent/objdump"));
 }

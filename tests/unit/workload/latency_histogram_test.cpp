@@ -16,7 +16,8 @@ TEST(LatencyHistogram, SmallValuesAreExact) {
 }
 
 TEST(LatencyHistogram, BucketsBoundRelativeError) {
-    for (std::uint64_t v : std::vector<std::uint64_t>{33, 100, 1000, 123456789, 1ull << 40, UINT64_MAX / 3}) {
+    for (std::uint64_t v :
+         std::vector<std::uint64_t>{33, 100, 1000, 123456789, 1ull << 40, UINT64_MAX / 3}) {
         const unsigned b = LatencyHistogram::bucket_of(v);
         const std::uint64_t upper = LatencyHistogram::bucket_upper(b);
         EXPECT_GE(upper, v);

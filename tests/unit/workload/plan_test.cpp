@@ -16,7 +16,9 @@ RunSpec basic() {
     spec.duration_ns = 1000000;
     return spec;
 }
-Calibration calibration() { return {1.0, 1.0}; }
+Calibration calibration() {
+    return {1.0, 1.0};
+}
 std::string error_of(const RunSpec& spec) {
     try {
         make_plan(spec, calibration());

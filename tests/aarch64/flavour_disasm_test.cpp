@@ -1,0 +1,266 @@
+// Each ISA flavour emits the instructions it claims, checked on this cross-built binary's own
+// code with GNU objdump (Capstone 4 cannot decode LSE, DESIGN.md §4):
+//   tas@llsc  ldxr/ldaxr then stxr with no compare between (stores even when the lock is held)
+//   cas@llsc  a compare and a branch out of the LL/SC sequence before its stxr
+//   tas@lse   swp*, cas@lse cas*, and no store-exclusive anywhere in the lse flavour
+//   @outline  calls to libgcc's __aarch64_* helpers (which pick LSE or LL/SC at run time)
+// The code checked is workload::acquire_probe<Lock> (workload/loop.hpp), the out-of-line acquire
+// path `lockprof list-locks --disasm` shows, compiled in the flavour unit with its flags.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli/cli.hpp"
+#include "lockprof/symbols/disassembler.hpp"
+
+using namespace lockprof;
+using symbols::FunctionCode;
+using symbols::Instruction;
+
+namespace {
+
+constexpr const char* kObjdump = "aarch64-linux-gnu-objdump";
+
+bool starts(const std::string& s, std::string_view prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+bool exclusive_load(const Instruction& i) {
+    return starts(i.mnemonic, "ldx") || starts(i.mnemonic, "ldax");
+}
+bool exclusive_store(const Instruction& i) {
+    return starts(i.mnemonic, "stx") || starts(i.mnemonic, "stlx");
+}
+bool lse_atomic(const Instruction& i) {
+    for (std::string_view p :
+         {"swp", "cas", "ldadd", "ldclr", "ldset", "ldeor", "ldsmax", "ldsmin", "ldumax", "ldumin",
+          "stadd", "stclr", "stset", "steor", "stsmax", "stsmin", "stumax", "stumin"})
+        if (starts(i.mnemonic, p)) return true;
+    return false;
+}
+bool outline_call(const Instruction& i) {
+    return i.mnemonic == "bl" && starts(i.reference, "__aarch64_");
+}
+bool compare(const Instruction& i) {
+    for (std::string_view m : {"cmp", "cmn", "subs", "adds", "tst", "ands", "ccmp", "ccmn"})
+        if (i.mnemonic == m) return true;
+    return false;
+}
+bool conditional_branch(const Instruction& i) {
+    return starts(i.mnemonic, "b.") || i.mnemonic == "cbz" || i.mnemonic == "cbnz" ||
+           i.mnemonic == "tbz" || i.mnemonic == "tbnz";
+}
+
+std::filesystem::path self() {
+    return std::filesystem::read_symlink("/proc/self/exe");
+}
+
+// Every acquire probe of `flavour`, e.g. lockprof::workload::llsc::acquire_probe<...>.
+std::vector<FunctionCode> probes(const std::string& flavour, const std::string& lock_type = "") {
+    const std::string prefix =
+        "void lockprof::workload::" + flavour + "::acquire_probe<" +
+        (lock_type.empty() ? "" : "lockprof::locks::" + flavour + "::" + lock_type + "<");
+    std::vector<FunctionCode> out;
+    const symbols::Disassembler disassembler(kObjdump);
+    for (auto& f : symbols::function_symbols(self())) {
+        if (!starts(f.name, prefix)) continue;
+        f.instructions = disassembler.disassemble(self(), f.address, f.address + f.size);
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+// The delay policy a probe was instantiated with: "(lockprof::arch::Delay)4" is wfe, whose
+// wait arms the exclusive monitor with an ldaxr of its own (arch::spin_until).
+bool is_wfe_probe(const FunctionCode& f) {
+    return f.name.find("(lockprof::arch::Delay)4") != std::string::npos;
+}
+
+std::string listing(const FunctionCode& f) {
+    std::string out =
+        "  " + f.name.substr(0, f.name.find('(', f.name.find("acquire_probe"))) + "\n";
+    for (const auto& i : f.instructions)
+        out +=
+            "    " +
+            std::string(lse_atomic(i) || exclusive_load(i) || exclusive_store(i) || outline_call(i)
+                            ? "* "
+                            : "  ") +
+            i.text() + (i.reference.empty() || i.branch_target ? "" : " <" + i.reference + ">") +
+            "\n";
+    return out;
+}
+
+class FlavourDisasm : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (!symbols::program_exists(kObjdump))
+            GTEST_SKIP() << kObjdump << " not found: install binutils-aarch64-linux-gnu";
+    }
+};
+
+// The no-delay instantiation: the acquire path and nothing else.
+FunctionCode one_probe(const std::string& flavour, const std::string& lock_type) {
+    for (auto& f : probes(flavour, lock_type))
+        if (f.name.find("(lockprof::arch::Delay)0>") != std::string::npos) return f;
+    ADD_FAILURE() << "no acquire_probe for " << lock_type << " in flavour " << flavour;
+    return {};
+}
+
+TEST_F(FlavourDisasm, TasLlscStoresWithoutComparing) {
+    const FunctionCode f = one_probe("llsc", "TasLock");
+    std::printf("tas@llsc acquire:\n%s", listing(f).c_str());
+    const auto& code = f.instructions;
+    unsigned pairs = 0;
+    for (std::size_t i = 0; i < code.size(); ++i) {
+        if (!exclusive_load(code[i])) continue;
+        std::size_t j = i + 1;
+        while (j < code.size() && !exclusive_store(code[j])) {
+            EXPECT_FALSE(compare(code[j]) || conditional_branch(code[j]))
+                << "tas@llsc tests the value before its store-exclusive: " << code[j].text();
+            ++j;
+        }
+        ASSERT_LT(j, code.size()) << "ldxr without a stxr after it";
+        // The stxr status is retried: a conditional branch back to the load right after.
+        ASSERT_LT(j + 1, code.size());
+        EXPECT_TRUE(conditional_branch(code[j + 1]) && code[j + 1].branch_target &&
+                    *code[j + 1].branch_target == code[i].address)
+            << "no retry of a failed stxr: " << code[j + 1].text();
+        ++pairs;
+    }
+    EXPECT_GE(pairs, 1u) << "tas@llsc has no ldxr/stxr pair";
+    for (const auto& i : code) EXPECT_FALSE(lse_atomic(i) || outline_call(i)) << i.text();
+}
+
+TEST_F(FlavourDisasm, CasLlscBranchesOutBeforeStoring) {
+    const FunctionCode f = one_probe("llsc", "CasLock");
+    std::printf("cas@llsc acquire:\n%s", listing(f).c_str());
+    const auto& code = f.instructions;
+    unsigned sequences = 0;
+    for (std::size_t i = 0; i < code.size(); ++i) {
+        if (!exclusive_load(code[i])) continue;
+        std::size_t j = i + 1;
+        while (j < code.size() && !exclusive_store(code[j])) ++j;
+        ASSERT_LT(j, code.size()) << "ldxr without a stxr after it";
+        bool compared = false, leaves = false;
+        for (std::size_t k = i + 1; k < j; ++k) {
+            // cbz/cbnz compare with zero themselves; b.cond needs a cmp before it.
+            compared |= compare(code[k]) || code[k].mnemonic == "cbz" || code[k].mnemonic == "cbnz";
+            if (compared && conditional_branch(code[k]) && code[k].branch_target)
+                leaves |= *code[k].branch_target > code[j].address ||
+                          *code[k].branch_target < code[i].address;
+        }
+        EXPECT_TRUE(compared && leaves) << "cas@llsc: no compare and branch out between "
+                                        << code[i].text() << " and " << code[j].text();
+        ++sequences;
+    }
+    EXPECT_GE(sequences, 1u) << "cas@llsc has no ldxr/stxr sequence";
+    for (const auto& i : code) EXPECT_FALSE(lse_atomic(i) || outline_call(i)) << i.text();
+}
+
+TEST_F(FlavourDisasm, LseUsesSwpForTasAndCasForCas) {
+    const FunctionCode tas = one_probe("lse", "TasLock");
+    const FunctionCode cas = one_probe("lse", "CasLock");
+    std::printf("tas@lse acquire:\n%scas@lse acquire:\n%s", listing(tas).c_str(),
+                listing(cas).c_str());
+    auto has = [](const FunctionCode& f, std::string_view prefix) {
+        for (const auto& i : f.instructions)
+            if (starts(i.mnemonic, prefix)) return true;
+        return false;
+    };
+    EXPECT_TRUE(has(tas, "swp")) << "tas@lse has no swp";
+    EXPECT_TRUE(has(cas, "cas")) << "cas@lse has no cas";
+    for (const auto* f : {&tas, &cas})
+        for (const auto& i : f->instructions)
+            EXPECT_FALSE(exclusive_load(i) || exclusive_store(i) || outline_call(i)) << i.text();
+}
+
+TEST_F(FlavourDisasm, OutlineCallsLibgccHelpers) {
+    const FunctionCode tas = one_probe("outline", "TasLock");
+    const FunctionCode cas = one_probe("outline", "CasLock");
+    std::printf("tas@outline acquire:\n%scas@outline acquire:\n%s", listing(tas).c_str(),
+                listing(cas).c_str());
+    auto calls = [](const FunctionCode& f, std::string_view helper) {
+        for (const auto& i : f.instructions)
+            if (i.mnemonic == "bl" && starts(i.reference, helper)) return true;
+        return false;
+    };
+    EXPECT_TRUE(calls(tas, "__aarch64_swp4_acq")) << "tas@outline does not call the swp helper";
+    EXPECT_TRUE(calls(cas, "__aarch64_cas4_acq")) << "cas@outline does not call the cas helper";
+    for (const auto* f : {&tas, &cas})
+        for (const auto& i : f->instructions)
+            EXPECT_FALSE(exclusive_load(i) || exclusive_store(i) || lse_atomic(i)) << i.text();
+}
+
+// Across every lock and delay of a flavour: nothing of another flavour leaks in (an llsc
+// kernel calling an outline helper would silently run LSE on LSE cores; an LSE instruction in
+// the default build would SIGILL on ARMv8.0 cores).
+TEST_F(FlavourDisasm, NoFlavourUsesAnotherFlavoursAtomics) {
+    struct Rule {
+        const char* flavour;
+        bool lse_allowed, exclusive_store_allowed, outline_allowed;
+    };
+    for (const Rule& rule :
+         {Rule{"llsc", false, true, false}, Rule{"lse", true, false, false},
+          Rule{"outline", false, false, true}, Rule{"native", false, true, true}}) {
+        const auto all = probes(rule.flavour);
+        EXPECT_GE(all.size(), 13u) << "too few acquire probes in flavour " << rule.flavour;
+        unsigned lse = 0, stores = 0, helpers = 0;
+        for (const auto& f : all) {
+            for (const auto& i : f.instructions) {
+                lse += lse_atomic(i);
+                stores += exclusive_store(i);
+                helpers += outline_call(i);
+                EXPECT_TRUE(rule.lse_allowed || !lse_atomic(i))
+                    << rule.flavour << ": " << f.name << ": " << i.text();
+                EXPECT_TRUE(rule.exclusive_store_allowed || !exclusive_store(i))
+                    << rule.flavour << ": " << f.name << ": " << i.text();
+                EXPECT_TRUE(rule.outline_allowed || !outline_call(i))
+                    << rule.flavour << ": " << f.name << ": " << i.text();
+            }
+            // Only the wfe wait may hold an exclusive load outside the llsc flavour.
+            if (std::string(rule.flavour) == "lse" && !is_wfe_probe(f)) {
+                for (const auto& i : f.instructions)
+                    EXPECT_FALSE(exclusive_load(i)) << f.name << ": " << i.text();
+            }
+        }
+        std::printf(
+            "[ FLAVOUR  ] %-8s %3zu acquire paths: %3u LSE atomics, %3u store-exclusives, "
+            "%3u __aarch64_* calls\n",
+            rule.flavour, all.size(), lse, stores, helpers);
+    }
+}
+
+// The user-facing view of the same code: `lockprof list-locks --disasm`.
+TEST_F(FlavourDisasm, ListLocksDisasmShowsEachFlavour) {
+    std::ostringstream captured;
+    auto* old = std::cout.rdbuf(captured.rdbuf());
+    int rc = -1;
+    try {
+        rc = cli::list_locks_command({"--disasm", "tas", "--delay", "none"}, {});
+    } catch (...) {
+        std::cout.rdbuf(old);
+        throw;
+    }
+    std::cout.rdbuf(old);
+    const std::string out = captured.str();
+    std::printf("%s", out.c_str());
+    EXPECT_EQ(rc, 0);
+    auto atomics_of = [&](const std::string& lock) {
+        const std::string head = lock + " (delay none): acquire path, ";
+        const std::size_t at = out.find(head);
+        if (at == std::string::npos) return std::string("<missing>");
+        const std::size_t from = out.find("atomics: ", at);
+        return out.substr(from + 9, out.find('\n', from) - from - 9);
+    };
+    EXPECT_NE(atomics_of("tas@llsc").find("stxr"), std::string::npos) << atomics_of("tas@llsc");
+    EXPECT_EQ(atomics_of("tas@llsc").find("swp"), std::string::npos) << atomics_of("tas@llsc");
+    EXPECT_TRUE(starts(atomics_of("tas@lse"), "swp")) << atomics_of("tas@lse");
+    EXPECT_EQ(atomics_of("tas@outline"), "bl __aarch64_swp4_acq");
+    EXPECT_NE(atomics_of("tas"), "<missing>");
+}
+
+}  // namespace
