@@ -1,8 +1,9 @@
 #include "lockprof/report/html_report.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cmath>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -364,11 +365,16 @@ std::string flamegraph_section(const workload::RunResult& run, const ReportExtra
                (run.sampling ? std::string("No raw samples in this result (see above).")
                              : std::string("The run was not sampled (<code>--sample</code>).")) +
                "</p>\n</section>\n";
+    // The iframe takes the SVG's own height: the first height="N" inside the <svg ...> tag.
     int height = 400;
-    std::smatch m;
-    const std::string head = extras.flamegraph_svg.substr(0, 4000);
-    if (std::regex_search(head, m, std::regex(R"(<svg[^>]*\sheight="(\d+))")))
-        height = std::stoi(m[1].str());
+    const std::string& svg = extras.flamegraph_svg;
+    const auto tag = svg.find("<svg");
+    const auto tag_end = tag == std::string::npos ? tag : svg.find('>', tag);
+    const auto attribute = tag_end == std::string::npos ? tag_end : svg.find(" height=\"", tag);
+    if (attribute != std::string::npos && attribute < tag_end) {
+        const char* digits = svg.c_str() + attribute + 9;
+        if (std::isdigit(static_cast<unsigned char>(*digits))) height = std::atoi(digits);
+    }
     return out + fmt::format(
                      "<p class=\"muted\">All cells, one root frame per cell (lock/threads). "
                      "Click a frame to zoom; the graph has its own search button.</p>\n"
