@@ -21,8 +21,9 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
   for sanitizer in address,undefined thread; do
     dir="$root/build-san-${sanitizer%%,*}"
     echo "== unit tests under -fsanitize=$sanitizer =="
-    # -O1 without debug info: the sanitizers need no more, and the build is twice as fast.
-    cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O1 \
+    # -O1 keeps the instrumented build and its tests quick; -g because the symbol tests read
+    # source lines and inline chains from DWARF.
+    cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g" \
       -DLOCKPROF_SANITIZE="$sanitizer" >/dev/null
     ninja -C "$dir" lockprof_unit_tests | grep -v '^\[' || true
     runner=()
