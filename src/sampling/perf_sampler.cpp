@@ -236,7 +236,11 @@ class PerfSampler : public Sampler {
             std::vector<std::shared_ptr<RingBuffer>> snapshot(rings_.begin(), rings_.end());
             lock.unlock();
             std::vector<pollfd> fds;
-            for (const auto& ring : snapshot) fds.push_back({ring->fd, POLLIN, 0});
+            // fd under the ring's lock: a worker may be closing its ring right now.
+            for (const auto& ring : snapshot) {
+                std::lock_guard ring_guard(ring->mutex);
+                fds.push_back({ring->fd, POLLIN, 0});
+            }
             poll(fds.data(), fds.size(), static_cast<int>(kPollInterval.count()));
             for (const auto& ring : snapshot) ring->drain();
             snapshot.clear();

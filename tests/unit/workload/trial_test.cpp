@@ -132,6 +132,10 @@ TEST(Trial, DetectsALockThatDoesNotExclude) {
 }
 
 TEST(Trial, WatchdogEndsARunThatMakesNoProgress) {
+#if defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "the stall path abandons the spinning threads by design (the process exits "
+                    "right after); TSan reports their later accesses. Runs in the other builds";
+#endif
     RunControl control;
     TrialSpec spec = small_spec(2, 1000);
     spec.watchdog_ns = 300'000'000;
