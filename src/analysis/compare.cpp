@@ -16,20 +16,6 @@ std::string yes_no(bool value) {
     return value ? "yes" : "no";
 }
 
-std::string pin_name(workload::PinMode mode) {
-    switch (mode) {
-        case workload::PinMode::none:
-            return "none";
-        case workload::PinMode::compact:
-            return "compact";
-        case workload::PinMode::scatter:
-            return "scatter";
-        case workload::PinMode::list:
-            return "list";
-    }
-    return "?";
-}
-
 std::string stop_rule(const workload::RunSpec& spec) {
     if (spec.duration_ns) return fmt::format("{} ns per trial", *spec.duration_ns);
     return fmt::format("{} acquires per thread", spec.acquires_per_thread.value_or(0));
@@ -138,7 +124,8 @@ std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& ba
                      std::to_string(os.work.parallel_ns));
     workload_differs("workload.shared_lines", std::to_string(bs.work.shared_lines),
                      std::to_string(os.work.shared_lines));
-    workload_differs("workload.pin", pin_name(bs.pin.mode), pin_name(os.pin.mode));
+    workload_differs("workload.pin", workload::pin_mode_name(bs.pin.mode),
+                     workload::pin_mode_name(os.pin.mode));
     workload_differs("workload.delay",
                      bs.delay ? std::string(arch::delay_name(*bs.delay)) : "default",
                      os.delay ? std::string(arch::delay_name(*os.delay)) : "default");

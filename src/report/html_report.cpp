@@ -87,20 +87,6 @@ std::string provenance_row(const std::string& name, const std::string& value, bo
                        h(value.empty() ? "(unknown)" : value));
 }
 
-std::string pin_name(workload::PinMode mode) {
-    switch (mode) {
-        case workload::PinMode::none:
-            return "none";
-        case workload::PinMode::compact:
-            return "compact";
-        case workload::PinMode::scatter:
-            return "scatter";
-        case workload::PinMode::list:
-            return "list";
-    }
-    return "?";
-}
-
 std::string provenance_block(const workload::RunResult& run) {
     const auto& p = run.provenance;
     const auto& s = run.spec;
@@ -136,7 +122,8 @@ std::string provenance_block(const workload::RunResult& run) {
                         ? format_duration(static_cast<double>(*s.duration_ns)) + " per trial"
                         : fmt::format("{} acquires per thread", s.acquires_per_thread.value_or(0)),
                     s.trials, s.trials == 1 ? "" : "s", s.work.critical_ns, s.work.shared_lines,
-                    s.work.shared_lines == 1 ? "" : "s", s.work.parallel_ns, pin_name(s.pin.mode),
+                    s.work.shared_lines == 1 ? "" : "s", s.work.parallel_ns,
+                    workload::pin_mode_name(s.pin.mode),
                     s.delay ? std::string(arch::delay_name(*s.delay)) : "per-lock default",
                     s.latency ? "; latency recorded" : ""));
     if (run.calibration.ticks_per_ns > 0)

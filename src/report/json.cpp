@@ -56,8 +56,7 @@ json spec_json(const workload::RunSpec& s) {
     j["duration_ns"] = s.duration_ns ? json(*s.duration_ns) : json(nullptr);
     j["acquires_per_thread"] = s.acquires_per_thread ? json(*s.acquires_per_thread) : json(nullptr);
     j["delay"] = s.delay ? json(std::string(arch::delay_name(*s.delay))) : json(nullptr);
-    static const char* kPinNames[] = {"none", "compact", "scatter", "list"};
-    j["pin"] = {{"mode", kPinNames[static_cast<int>(s.pin.mode)]}, {"cpus", s.pin.cpus}};
+    j["pin"] = {{"mode", workload::pin_mode_name(s.pin.mode)}, {"cpus", s.pin.cpus}};
     return j;
 }
 

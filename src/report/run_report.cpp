@@ -50,10 +50,7 @@ std::string workload_line(const workload::RunResult& run) {
         "workload: {}, {} trial{}, critical {} ns on {} shared line{}, parallel {} ns, pin {}{}",
         stop, s.trials, s.trials == 1 ? "" : "s", s.work.critical_ns, s.work.shared_lines,
         s.work.shared_lines == 1 ? "" : "s", s.work.parallel_ns,
-        s.pin.mode == workload::PinMode::none      ? "none"
-        : s.pin.mode == workload::PinMode::compact ? "compact"
-        : s.pin.mode == workload::PinMode::scatter ? "scatter"
-                                                   : "list",
+        workload::pin_mode_name(s.pin.mode),
         s.warmup_ns ? fmt::format(", warm-up {}", format_duration(static_cast<double>(s.warmup_ns)))
                     : "");
 }

@@ -13,6 +13,21 @@ namespace lockprof::workload {
 
 enum class PinMode { none, compact, scatter, list };
 
+// The name users write for a pin mode (`--pin`), also used in reports and result files.
+constexpr const char* pin_mode_name(PinMode mode) {
+    switch (mode) {
+        case PinMode::none:
+            return "none";
+        case PinMode::compact:
+            return "compact";
+        case PinMode::scatter:
+            return "scatter";
+        case PinMode::list:
+            return "list";
+    }
+    return "?";
+}
+
 struct PinSpec {
     PinMode mode = PinMode::none;
     std::vector<int> cpus;  // for PinMode::list
