@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/run_extension.hpp"
+#include "cli/sampling_options.hpp"
 #include "lockprof/analysis/explain.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
@@ -122,14 +123,7 @@ class SamplingExtension : public RunExtension {
                 throw UsageError(
                     fmt::format("--sampler: '{}' is not a sampler; use auto, perf or timer", kind));
         }
-        if (vm.count("sample-event")) {
-            request.event = vm["sample-event"].as<std::string>();
-            request.event_given = true;
-        }
-        if (vm.count("sample-period"))
-            request.period = parse_count(vm["sample-period"].as<std::string>(), "sample-period");
-        if (vm.count("sample-freq"))
-            request.frequency = parse_count(vm["sample-freq"].as<std::string>(), "sample-freq");
+        read_sampler_options(vm, request);
         request.window_ns = spec.duration_ns;
         sampler_ = sampling::make_sampler(request);
         const auto& info = sampler_->info();

@@ -87,7 +87,7 @@ std::vector<workload::CounterReading> decode_group_read(std::span<const std::uin
 
 ThreadCounters ThreadCounters::open(const std::vector<ResolvedEvent>& events,
                                     const std::vector<Group>& groups,
-                                    std::vector<OpenFailure>& failures) {
+                                    std::vector<OpenFailure>& failures, const Target& target) {
     ThreadCounters counters;
     for (const auto& e : events) counters.names_.push_back(e.requested);
     for (const auto& group : groups) {
@@ -97,7 +97,9 @@ ThreadCounters ThreadCounters::open(const std::vector<ResolvedEvent>& events,
             attr.read_format = kReadFormat;
             // Only the leader starts disabled: members follow it on the group ioctls.
             attr.disabled = open.fds.empty() ? 1 : 0;
-            const int fd = open_event(attr, open.fds.empty() ? -1 : open.fds.front());
+            attr.inherit = target.inherit ? 1 : 0;
+            attr.enable_on_exec = target.enable_on_exec && open.fds.empty() ? 1 : 0;
+            const int fd = open_event(attr, open.fds.empty() ? -1 : open.fds.front(), target.task);
             if (fd < 0) {
                 failures.push_back({index, -fd});
                 continue;

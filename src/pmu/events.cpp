@@ -135,11 +135,11 @@ ResolvedEvent resolve_event(std::string_view requested, bool include_kernel) {
     return std::move(r.event);
 }
 
-int open_event(perf_event_attr& attr, int group_fd) {
+int open_event(perf_event_attr& attr, int group_fd, pid_t pid, int cpu) {
     attr.size = sizeof(perf_event_attr);
     while (true) {
-        const long fd = syscall(SYS_perf_event_open, &attr, 0 /* this thread */, -1 /* any cpu */,
-                                group_fd, PERF_FLAG_FD_CLOEXEC);
+        const long fd =
+            syscall(SYS_perf_event_open, &attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
         if (fd >= 0) return static_cast<int>(fd);
         if (errno != EINTR) return -errno;
     }

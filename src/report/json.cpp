@@ -20,7 +20,7 @@ json spread_json(const analysis::Spread& s) {
             {"trials", s.values}};
 }
 
-json provenance_json(const workload::Provenance& p) {
+json provenance_json_impl(const workload::Provenance& p) {
     return {{"lockprof_version", p.lockprof_version},
             {"git_revision", p.git_revision},
             {"command_line", p.command_line},
@@ -99,7 +99,7 @@ json thread_json(const workload::ThreadResult& t) {
     return j;
 }
 
-json sampling_json(const workload::SamplingInfo& s) {
+json sampling_json_impl(const workload::SamplingInfo& s) {
     json modules = json::array();
     for (const auto& m : s.modules)
         modules.push_back({{"path", m.path},
@@ -203,14 +203,14 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
     json doc = {{"schema", kSchemaName},
                 {"schema_version", kSchemaVersion},
                 {"interrupted", run.interrupted},
-                {"provenance", provenance_json(run.provenance)},
+                {"provenance", provenance_json_impl(run.provenance)},
                 {"config", spec_json(run.spec)},
                 {"calibration",
                  {{"burn_iterations_per_ns", run.calibration.burn_iterations_per_ns},
                   {"ticks_per_ns", run.calibration.ticks_per_ns}}},
                 {"notes", run.notes},
                 {"cells", cells}};
-    if (run.sampling) doc["sampling"] = sampling_json(*run.sampling);
+    if (run.sampling) doc["sampling"] = sampling_json_impl(*run.sampling);
     return doc;
 }
 
@@ -344,6 +344,14 @@ workload::RunResult read_result(const std::filesystem::path& path) {
         throw UsageError(
             fmt::format("'{}' is not a complete lockprof result: {}", path.string(), e.what()));
     }
+}
+
+json provenance_json(const workload::Provenance& provenance) {
+    return provenance_json_impl(provenance);
+}
+
+json sampling_json(const workload::SamplingInfo& sampling) {
+    return sampling_json_impl(sampling);
 }
 
 }  // namespace lockprof::report

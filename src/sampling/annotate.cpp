@@ -125,93 +125,116 @@ std::string mark_acquire_loop(HotFunction& f) {
 
 }  // namespace
 
+struct Annotator::Impl {
+    const symbols::SymbolResolver& resolver;
+    AnnotateOptions options;
+    symbols::Disassembler disassembler;
+    CodeCache cache;
+};
+
+Annotator::Annotator(const symbols::SymbolResolver& resolver, AnnotateOptions options)
+    : impl_(std::make_unique<Impl>(
+          Impl{resolver, options, symbols::Disassembler(options.objdump), {}})) {}
+
+Annotator::~Annotator() = default;
+
+CellAnnotation Annotator::annotate(const std::vector<const workload::RawSample*>& samples,
+                                   std::uint64_t lost) {
+    const auto& resolver = impl_->resolver;
+    const auto& options = impl_->options;
+    CellAnnotation a;
+    a.lost = lost;
+    std::map<std::uint64_t, double> weight_at;
+    for (const auto* s : samples) {
+        weight_at[s->ip] += static_cast<double>(s->weight);
+        a.total_weight += static_cast<double>(s->weight);
+        ++a.samples;
+    }
+    if (a.total_weight <= 0) return a;
+    std::map<FunctionKey, HotFunction> functions;
+    std::map<FunctionKey, symbols::Location> location_of;
+    std::map<FunctionKey, std::vector<std::pair<std::uint64_t, double>>> ips_of;
+    double unresolved = 0;
+    for (const auto& [ip, weight] : weight_at) {
+        const auto loc = resolver.resolve(ip);
+        if (!loc.has_symbol()) {
+            unresolved += weight;
+            continue;
+        }
+        FunctionKey key{loc.module, loc.symbol_start};
+        auto& f = functions[key];
+        if (f.name.empty()) {
+            f.name = loc.symbol;
+            f.short_name = symbols::short_name(loc.symbol);
+            f.module = loc.module;
+            location_of.emplace(key, loc);
+        }
+        f.weight += weight;
+        ips_of[key].emplace_back(ip, weight);
+    }
+    a.unresolved_share = unresolved / a.total_weight;
+    std::vector<FunctionKey> order;
+    for (const auto& [key, f] : functions) order.push_back(key);
+    std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
+        return functions[x].weight > functions[y].weight;
+    });
+    double loop_weight = 0, path_weight = 0;
+    for (std::size_t rank = 0; rank < order.size(); ++rank) {
+        HotFunction f = std::move(functions[order[rank]]);
+        f.share = f.weight / a.total_weight;
+        const bool hot = rank < options.top_functions && f.share >= options.min_function_share;
+        const bool wanted = options.always_annotate && options.always_annotate(f.name);
+        if (hot || wanted) {
+            const auto& loc = location_of.at(order[rank]);
+            const auto& code = code_for(impl_->cache, impl_->disassembler, resolver, loc);
+            f.error = code.error;
+            for (std::size_t i = 0; i < code.instructions.size(); ++i) {
+                AnnotatedInstruction ai;
+                ai.instruction = code.instructions[i];
+                ai.runtime_address = ai.instruction.address + loc.bias;
+                ai.in_lock = code.in_lock[i];
+                ai.source = code.source[i];
+                f.instructions.push_back(std::move(ai));
+            }
+            for (const auto& [ip, weight] : ips_of[order[rank]]) {
+                // The instruction containing ip: the last one starting at or before it.
+                auto it = std::upper_bound(f.instructions.begin(), f.instructions.end(), ip,
+                                           [](std::uint64_t v, const AnnotatedInstruction& i) {
+                                               return v < i.runtime_address;
+                                           });
+                if (it != f.instructions.begin()) std::prev(it)->weight += weight;
+            }
+            for (auto& i : f.instructions) i.share = i.weight / a.total_weight;
+            if (!f.instructions.empty()) f.loop_rule = mark_acquire_loop(f);
+            for (const auto& i : f.instructions) {
+                if (i.in_acquire_loop) loop_weight += i.weight;
+                if (i.in_acquire_loop || i.in_lock) path_weight += i.weight;
+            }
+        }
+        a.functions.push_back(std::move(f));
+    }
+    a.acquire_loop_share = loop_weight / a.total_weight;
+    a.acquire_path_share = path_weight / a.total_weight;
+    return a;
+}
+
 std::vector<CellAnnotation> annotate(const workload::RunResult& run,
                                      const symbols::SymbolResolver& resolver,
                                      const AnnotateOptions& options) {
-    const symbols::Disassembler disassembler(options.objdump);
-    CodeCache cache;
+    Annotator annotator(resolver, options);
     std::vector<CellAnnotation> out;
     for (const auto& cell : run.cells) {
-        CellAnnotation a;
+        std::vector<const workload::RawSample*> samples;
+        std::uint64_t lost = 0;
+        for (const auto& trial : cell.trials)
+            for (const auto& thread : trial.threads) {
+                lost += thread.samples_lost;
+                for (const auto& s : thread.samples) samples.push_back(&s);
+            }
+        CellAnnotation a = annotator.annotate(samples, lost);
         a.lock = cell.lock;
         a.flavour = cell.flavour;
         a.threads = cell.threads;
-        std::map<std::uint64_t, double> weight_at;
-        for (const auto& trial : cell.trials)
-            for (const auto& thread : trial.threads) {
-                a.lost += thread.samples_lost;
-                for (const auto& s : thread.samples) {
-                    weight_at[s.ip] += static_cast<double>(s.weight);
-                    a.total_weight += static_cast<double>(s.weight);
-                    ++a.samples;
-                }
-            }
-        if (a.total_weight <= 0) {
-            out.push_back(std::move(a));
-            continue;
-        }
-        std::map<FunctionKey, HotFunction> functions;
-        std::map<FunctionKey, symbols::Location> location_of;
-        std::map<FunctionKey, std::vector<std::pair<std::uint64_t, double>>> ips_of;
-        double unresolved = 0;
-        for (const auto& [ip, weight] : weight_at) {
-            const auto loc = resolver.resolve(ip);
-            if (!loc.has_symbol()) {
-                unresolved += weight;
-                continue;
-            }
-            FunctionKey key{loc.module, loc.symbol_start};
-            auto& f = functions[key];
-            if (f.name.empty()) {
-                f.name = loc.symbol;
-                f.short_name = symbols::short_name(loc.symbol);
-                f.module = loc.module;
-                location_of.emplace(key, loc);
-            }
-            f.weight += weight;
-            ips_of[key].emplace_back(ip, weight);
-        }
-        a.unresolved_share = unresolved / a.total_weight;
-        std::vector<FunctionKey> order;
-        for (const auto& [key, f] : functions) order.push_back(key);
-        std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
-            return functions[x].weight > functions[y].weight;
-        });
-        double loop_weight = 0, path_weight = 0;
-        for (std::size_t rank = 0; rank < order.size(); ++rank) {
-            HotFunction f = std::move(functions[order[rank]]);
-            f.share = f.weight / a.total_weight;
-            if (rank < options.top_functions && f.share >= options.min_function_share) {
-                const auto& loc = location_of.at(order[rank]);
-                const auto& code = code_for(cache, disassembler, resolver, loc);
-                f.error = code.error;
-                for (std::size_t i = 0; i < code.instructions.size(); ++i) {
-                    AnnotatedInstruction ai;
-                    ai.instruction = code.instructions[i];
-                    ai.runtime_address = ai.instruction.address + loc.bias;
-                    ai.in_lock = code.in_lock[i];
-                    ai.source = code.source[i];
-                    f.instructions.push_back(std::move(ai));
-                }
-                for (const auto& [ip, weight] : ips_of[order[rank]]) {
-                    // The instruction containing ip: the last one starting at or before it.
-                    auto it = std::upper_bound(f.instructions.begin(), f.instructions.end(), ip,
-                                               [](std::uint64_t v, const AnnotatedInstruction& i) {
-                                                   return v < i.runtime_address;
-                                               });
-                    if (it != f.instructions.begin()) std::prev(it)->weight += weight;
-                }
-                for (auto& i : f.instructions) i.share = i.weight / a.total_weight;
-                if (!f.instructions.empty()) f.loop_rule = mark_acquire_loop(f);
-                for (const auto& i : f.instructions) {
-                    if (i.in_acquire_loop) loop_weight += i.weight;
-                    if (i.in_acquire_loop || i.in_lock) path_weight += i.weight;
-                }
-            }
-            a.functions.push_back(std::move(f));
-        }
-        a.acquire_loop_share = loop_weight / a.total_weight;
-        a.acquire_path_share = path_weight / a.total_weight;
         out.push_back(std::move(a));
     }
     return out;
@@ -237,48 +260,47 @@ std::string render_annotation(const CellAnnotation& cell, const workload::Sampli
                            std::filesystem::path(cell.functions[i].module).filename().string());
     if (cell.unresolved_share > 0)
         out += fmt::format("  {:6.2f}%  [no symbol]\n", cell.unresolved_share * 100);
-    for (std::size_t rank = 0; rank < cell.functions.size() && rank < top_functions; ++rank) {
-        const auto& f = cell.functions[rank];
-        if (f.instructions.empty() && f.error.empty()) continue;
-        out += fmt::format("\n  {} ({:.1f}% of samples)\n", f.short_name, f.share * 100);
-        if (!f.error.empty()) {
-            out += fmt::format("    not disassembled: {}\n", f.error);
+    for (std::size_t rank = 0; rank < cell.functions.size() && rank < top_functions; ++rank)
+        out += render_function_listing(cell.functions[rank], "acquire loop");
+    return out;
+}
+
+std::string render_function_listing(const HotFunction& f, std::string_view loop_name) {
+    if (f.instructions.empty() && f.error.empty()) return "";
+    std::string out = fmt::format("\n  {} ({:.1f}% of samples)\n", f.short_name, f.share * 100);
+    if (!f.error.empty()) return out + fmt::format("    not disassembled: {}\n", f.error);
+    out += fmt::format("    `|` {} ({}), `:` rest of the inlined lock()\n", loop_name, f.loop_rule);
+    out += "     Percent    Address  Instruction\n";
+    const auto& insns = f.instructions;
+    std::vector<bool> show(insns.size(), insns.size() <= kWholeFunctionLimit);
+    for (std::size_t i = 0; i < insns.size(); ++i) {
+        if (insns[i].in_acquire_loop) show[i] = true;
+        if (insns[i].share >= kContextShare)
+            for (std::size_t k = i >= kContextLines ? i - kContextLines : 0;
+                 k < insns.size() && k <= i + kContextLines; ++k)
+                show[k] = true;
+    }
+    bool gap = false;
+    for (std::size_t i = 0; i < insns.size(); ++i) {
+        if (!show[i]) {
+            gap = true;
             continue;
         }
-        out +=
-            fmt::format("    `|` acquire loop ({}), `:` rest of the inlined lock()\n", f.loop_rule);
-        out += "     Percent    Address  Instruction\n";
-        const auto& insns = f.instructions;
-        std::vector<bool> show(insns.size(), insns.size() <= kWholeFunctionLimit);
-        for (std::size_t i = 0; i < insns.size(); ++i) {
-            if (insns[i].in_acquire_loop) show[i] = true;
-            if (insns[i].share >= kContextShare)
-                for (std::size_t k = i >= kContextLines ? i - kContextLines : 0;
-                     k < insns.size() && k <= i + kContextLines; ++k)
-                    show[k] = true;
-        }
-        bool gap = false;
-        for (std::size_t i = 0; i < insns.size(); ++i) {
-            if (!show[i]) {
-                gap = true;
-                continue;
-            }
-            if (gap) out += "                  ...\n";
-            gap = false;
-            const auto& ai = insns[i];
-            const char marker = ai.in_acquire_loop ? '|' : ai.in_lock ? ':' : ' ';
-            std::string line =
-                fmt::format("    {:>8}  {} {:>8x}  {}",
-                            ai.weight > 0 ? fmt::format("{:.2f}", ai.share * 100) : std::string(),
-                            marker, ai.instruction.address, ai.instruction.text());
-            if (!ai.source.empty()) {
-                if (line.size() < 64) line.resize(64, ' ');
-                line += "  " + ai.source;
-            }
-            out += line + "\n";
-        }
         if (gap) out += "                  ...\n";
+        gap = false;
+        const auto& ai = insns[i];
+        const char marker = ai.in_acquire_loop ? '|' : ai.in_lock ? ':' : ' ';
+        std::string line =
+            fmt::format("    {:>8}  {} {:>8x}  {}",
+                        ai.weight > 0 ? fmt::format("{:.2f}", ai.share * 100) : std::string(),
+                        marker, ai.instruction.address, ai.instruction.text());
+        if (!ai.source.empty()) {
+            if (line.size() < 64) line.resize(64, ' ');
+            line += "  " + ai.source;
+        }
+        out += line + "\n";
     }
+    if (gap) out += "                  ...\n";
     return out;
 }
 

@@ -10,6 +10,7 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/sampling/event.hpp"
+#include "sampling/ring_buffer.hpp"
 
 namespace lockprof::sampling {
 namespace {
@@ -31,8 +32,7 @@ perf_event_attr sampling_attr(const SampleEvent& event, const SamplerRequest& re
     attr.exclude_kernel = 1;  // allowed at perf_event_paranoid 2; the loop is user code
     attr.exclude_hv = 1;
     attr.exclude_callchain_kernel = 1;
-    attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
-                       PERF_SAMPLE_CALLCHAIN;
+    attr.sample_type = kSampleType;
     // Same clock as the timer sampler's, so times of both kinds compare.
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
@@ -83,9 +83,7 @@ std::string precise_note(bool hardware, int granted, const std::string& event) {
         granted, event);
 }
 
-}  // namespace
-
-std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
+void check_rate(const SamplerRequest& request) {
     if (request.period && request.frequency)
         throw UsageError("--sample-period and --sample-freq exclude each other; give one of them");
     if ((request.period && *request.period == 0) || (request.frequency && *request.frequency == 0))
@@ -94,7 +92,12 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
         throw UsageError(fmt::format(
             "--sample-freq {} is too high (at most 100000): sampling would dominate the run",
             *request.frequency));
+}
 
+}  // namespace
+
+std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
+    check_rate(request);
     workload::SamplingInfo info;
     info.requested_event = request.event;
     if (request.period)
@@ -124,6 +127,29 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
 
     if (request.kind == SamplerKind::timer) return timer("--sampler=timer was given");
 
+    auto choice = choose_perf_event(request);
+    if (!choice.error.empty()) {
+        if (request.kind == SamplerKind::perf)
+            throw Error(choice.error +
+                        "; use --sampler=timer (or auto) to sample with CPU-time timers");
+        return timer(choice.error + "; using the timer-signal sampler instead");
+    }
+    choice.info.sampler_reason = request.kind == SamplerKind::perf
+                                     ? "--sampler=perf was given"
+                                     : "perf_event_open works here (the auto choice)";
+    return make_perf_sampler(choice.attr, choice.info);
+}
+
+PerfChoice choose_perf_event(const SamplerRequest& request) {
+    check_rate(request);
+    PerfChoice choice;
+    workload::SamplingInfo& info = choice.info;
+    info.requested_event = request.event;
+    if (request.period)
+        info.period = *request.period;
+    else
+        info.frequency = request.frequency.value_or(kDefaultFrequency);
+
     SampleEvent event = sample_event(request.event);
     Probe p;
     if (event.unavailable.empty())
@@ -142,19 +168,15 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
         p = q;
     }
     if (p.error) {
-        const std::string why = pmu::explain_open_error(p.error, event.name);
-        if (request.kind == SamplerKind::perf)
-            throw Error(why + "; use --sampler=timer (or auto) to sample with CPU-time timers");
-        return timer(why + "; using the timer-signal sampler instead");
+        choice.error = pmu::explain_open_error(p.error, event.name);
+        return choice;
     }
     info.sampler = "perf";
-    info.sampler_reason = request.kind == SamplerKind::perf
-                              ? "--sampler=perf was given"
-                              : "perf_event_open works here (the auto choice)";
     info.event = event.name;
     info.precise_ip = p.precise_ip;
     info.precise_note = precise_note(event.hardware, p.precise_ip, event.name);
-    return make_perf_sampler(p.attr, info);
+    choice.attr = p.attr;
+    return choice;
 }
 
 std::vector<std::string> loss_notes(const workload::RunResult& run) {

@@ -4,6 +4,8 @@
 // enabled/running times; analysis/ scales them.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -43,11 +45,25 @@ struct OpenFailure {
 // The open counter groups of one thread. Move-only; closes its descriptors.
 class ThreadCounters {
   public:
-    // Opens `groups` of `events` for the calling thread, disabled. Events that fail to open are
+    // Where the counters attach. The default is the calling thread.
+    struct Target {
+        pid_t task = 0;        // thread id (0: the calling thread)
+        bool inherit = false;  // also count the task's future threads and children
+        // Start counting when the task calls exec (for `record -- CMD`, opened between fork
+        // and exec); otherwise counters start with start().
+        bool enable_on_exec = false;
+    };
+
+    // Opens `groups` of `events` for `target`, disabled. Events that fail to open are
     // reported in `failures` and read as never counted.
     static ThreadCounters open(const std::vector<ResolvedEvent>& events,
+                               const std::vector<Group>& groups, std::vector<OpenFailure>& failures,
+                               const Target& target);
+    static ThreadCounters open(const std::vector<ResolvedEvent>& events,
                                const std::vector<Group>& groups,
-                               std::vector<OpenFailure>& failures);
+                               std::vector<OpenFailure>& failures) {
+        return open(events, groups, failures, Target{});
+    }
 
     ThreadCounters() = default;
     ThreadCounters(ThreadCounters&& other) noexcept;

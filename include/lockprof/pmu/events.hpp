@@ -7,6 +7,8 @@
 // Must precede any libpfm4 header: pfmlib_perf_event.h redefines the perf_event ABI otherwise.
 #include <linux/perf_event.h>
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 
@@ -23,9 +25,9 @@ struct ResolvedEvent {
 // reason.
 ResolvedEvent resolve_event(std::string_view requested, bool include_kernel);
 
-// Opens attr for the calling thread (pid 0, cpu -1, group_fd); returns fd or -errno. EINTR
-// retried.
-int open_event(perf_event_attr& attr, int group_fd = -1);
+// Opens attr for task `pid` (0: the calling thread) on `cpu` (-1: any); returns fd or -errno.
+// EINTR retried.
+int open_event(perf_event_attr& attr, int group_fd = -1, pid_t pid = 0, int cpu = -1);
 
 // One line explaining an errno from perf_event_open for `event`, with what to do.
 std::string explain_open_error(int error_number, std::string_view event);

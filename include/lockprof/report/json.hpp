@@ -19,6 +19,10 @@ inline constexpr int kSchemaVersion = 1;
 nlohmann::json to_json(const workload::RunResult& run,
                        const std::vector<analysis::CellSummary>& summaries);
 
+// The provenance and sampling objects of the result file, for other documents (record's).
+nlohmann::json provenance_json(const workload::Provenance& provenance);
+nlohmann::json sampling_json(const workload::SamplingInfo& sampling);
+
 // Reads a result file back (raw data only; summaries are recomputed by the caller). Throws
 // UsageError naming the file for unreadable files, other schemas and versions, and truncation.
 workload::RunResult read_result(const std::filesystem::path& path);

@@ -12,8 +12,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockprof/analysis/explain.hpp"
@@ -27,6 +30,9 @@ struct AnnotateOptions {
     std::string objdump;               // "" picks per binary
     unsigned top_functions = 3;        // functions annotated per cell
     double min_function_share = 0.01;  // functions below this share are not disassembled
+    // Functions annotated whatever their rank (record's spin-lock view: every s_lock), by
+    // demangled name; empty: none.
+    std::function<bool(const std::string&)> always_annotate;
 };
 
 struct AnnotatedInstruction {
@@ -64,6 +70,25 @@ struct CellAnnotation {
     std::vector<HotFunction> functions;  // hottest first, all resolved functions
 };
 
+// Annotates sets of samples resolved against one resolver; disassembly is shared between
+// calls (cells, or processes of one program, that share functions disassemble them once).
+class Annotator {
+  public:
+    Annotator(const symbols::SymbolResolver& resolver, AnnotateOptions options);
+    ~Annotator();
+    Annotator(const Annotator&) = delete;
+    Annotator& operator=(const Annotator&) = delete;
+
+    // The samples' functions, hottest first, the top ones (and always_annotate's) with their
+    // instructions. lock, flavour and threads are left for the caller to name.
+    CellAnnotation annotate(const std::vector<const workload::RawSample*>& samples,
+                            std::uint64_t lost = 0);
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
 // Aggregates every cell's samples and annotates its hottest functions.
 std::vector<CellAnnotation> annotate(const workload::RunResult& run,
                                      const symbols::SymbolResolver& resolver,
@@ -72,6 +97,10 @@ std::vector<CellAnnotation> annotate(const workload::RunResult& run,
 // The listing for one cell. `info` supplies the sampler and the skid note.
 std::string render_annotation(const CellAnnotation& cell, const workload::SamplingInfo& info,
                               unsigned top_functions);
+
+// One function's listing: percent, address and instruction, the loop marked `|` (named
+// `loop_name` in the legend: "acquire loop", "hottest loop"), hot parts of long functions only.
+std::string render_function_listing(const HotFunction& function, std::string_view loop_name);
 
 // What explain() needs from an annotation: sampled instructions with shares and classes.
 void add_instruction_evidence(const CellAnnotation& cell, bool precise,

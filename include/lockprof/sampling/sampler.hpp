@@ -54,6 +54,16 @@ class Sampler : public workload::Instrumentation {
 // cannot work here.
 std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request);
 
+// The perf_event a sampler would sample for `request`: the requested event, else cpu-clock
+// when the CPU cannot count it (info.event_note says so), probed on the calling thread.
+// `error` is the one-line reason when perf_event sampling does not work here at all.
+struct PerfChoice {
+    perf_event_attr attr{};
+    workload::SamplingInfo info;  // sampler "perf"; sampler_reason left to the caller
+    std::string error;
+};
+PerfChoice choose_perf_event(const SamplerRequest& request);
+
 std::unique_ptr<Sampler> make_perf_sampler(const perf_event_attr& attr,
                                            workload::SamplingInfo info);
 std::unique_ptr<Sampler> make_timer_sampler(std::uint64_t period_ns,

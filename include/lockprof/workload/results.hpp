@@ -63,6 +63,7 @@ struct RawSample {
     std::uint64_t time_ns = 0;  // perf clock / CLOCK_MONOTONIC; only differences mean anything
     std::uint64_t weight = 1;   // period this sample stands for (event counts; ns for clocks)
     std::vector<std::uint64_t> callchain;  // return addresses, innermost caller first
+    std::uint32_t pid = 0;                 // process (thread group) id; 0 when not recorded
 };
 
 // A file mapped into the measured process when the run ended, so saved samples can be resolved
