@@ -24,6 +24,8 @@ const std::vector<Command>& commands() {
         {"fold", "fold `perf script` output into folded stacks", fold_command},
         {"report", "render a result file as a self-contained HTML report with plots",
          report_command},
+        {"record", "count and sample real programs: -- CMD, --pid PID or --match NAME",
+         record_command},
         {"compare", "compare result files cell by cell: ratio, noise test, provenance warnings",
          compare_command},
     };

@@ -28,6 +28,7 @@ int doctor_command(const std::vector<std::string>& args, const std::vector<std::
 int flamegraph_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int fold_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int report_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int record_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int compare_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 
 }  // namespace lockprof::cli

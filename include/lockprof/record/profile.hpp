@@ -1,0 +1,87 @@
+// What a recording says: counter totals per process and overall, the hottest symbols across
+// every recorded process, the hottest functions annotated instruction by instruction (objdump
+// on whichever DSO holds them), and the spin-lock view: the samples in functions whose name
+// matches a lock pattern, with their hottest instructions.
+//
+// Processes with identical file mappings (postgres backends forked from one postmaster) are
+// resolved and annotated together.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "lockprof/export/folded.hpp"
+#include "lockprof/record/recorder.hpp"
+#include "lockprof/sampling/annotate.hpp"
+
+namespace lockprof::record {
+
+inline constexpr const char* kDefaultLockPattern = "s_lock|spin|SpinLock|pthread_spin|lock_acquire";
+
+struct ProfileOptions {
+    sampling::AnnotateOptions annotate;  // top_functions: functions annotated
+    std::size_t top_symbols = 15;
+    std::string lock_pattern = kDefaultLockPattern;  // ECMAScript regex, searched in names
+};
+
+struct CounterTotal {
+    std::string event;
+    std::optional<double> value;  // scaled for multiplexing; nullopt: never counted
+    double per_second = 0;
+};
+
+struct SymbolShare {
+    std::string symbol;      // demangled
+    std::string short_name;  // for tables
+    std::string module;      // path of the DSO
+    std::uint64_t samples = 0;
+    double weight = 0;
+    double share = 0;  // of all samples' weight
+    std::size_t processes = 0;
+};
+
+struct SpinInstruction {
+    std::string symbol;  // short name
+    std::string module;
+    std::uint64_t address = 0;  // file address in module
+    std::string text;           // "pause", "lock cmpxchg %ecx,(%rdx)"
+    double share_of_spin = 0;   // of the spin-lock functions' weight
+    double share = 0;           // of all samples
+};
+
+struct SpinView {
+    std::string pattern;
+    double share = 0;  // of all samples
+    std::vector<SymbolShare> symbols;
+    std::vector<SpinInstruction> hot_instructions;  // hottest first, up to 5
+};
+
+struct Profile {
+    std::vector<CounterTotal> totals;                              // event order
+    std::map<std::size_t, std::vector<CounterTotal>> per_process;  // by process index
+    std::uint64_t samples = 0;
+    double total_weight = 0;
+    double unresolved_share = 0;
+    std::map<std::size_t, std::uint64_t> samples_per_process;  // by process index
+    std::vector<SymbolShare> hot_symbols;                      // hottest first
+    std::vector<sampling::HotFunction> annotated;              // with instructions, hottest first
+    SpinView spin;
+    std::vector<std::string> warnings;
+};
+
+// Throws UsageError for an invalid lock pattern.
+std::regex lock_regex(const std::string& pattern);
+
+Profile analyse(const RecordResult& result, const ProfileOptions& options);
+
+// Folded stacks: root frame the process name ("postgres"), callers root first, leaf the
+// sampled function (or, with instruction_leaf, "func+0x1c pause" for annotated functions).
+exporting::FoldedStacks folded_stacks(const RecordResult& result, const Profile& profile,
+                                      bool instruction_leaf);
+
+}  // namespace lockprof::record

@@ -1,0 +1,102 @@
+// `lockprof record`: counts and samples real programs instead of lockprof's own workloads.
+//
+// Three ways to choose what is recorded:
+//  - command: fork, open inherited counters (and per-CPU inherited samplers) on the child
+//    while it waits, then exec CMD; everything it starts is counted and sampled with it, and
+//    the recording ends when it exits (its exit status is kept).
+//  - pid / match: attach to running processes, one counter group set and one sampling ring
+//    buffer per thread (/proc/PID/task). A poll loop (every kPollInterval) attaches threads
+//    born later and, for match, processes started later; a thread that lives and dies between
+//    two polls is missed. Ends at the duration, on SIGINT/SIGTERM, or when every target is
+//    gone; closing the events detaches (nothing is left in the targets).
+// The data flow is options -> RecordSpec -> record() -> RecordResult -> profile (profile.hpp)
+// -> text/JSON/folded outputs (report/record_report.hpp).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockprof/common/error.hpp"
+#include "lockprof/pmu/counters.hpp"
+#include "lockprof/record/targets.hpp"
+#include "lockprof/sampling/sampler.hpp"
+#include "lockprof/workload/provenance.hpp"
+#include "lockprof/workload/results.hpp"
+
+namespace lockprof::record {
+
+inline constexpr auto kPollInterval = std::chrono::milliseconds(100);
+
+enum class Mode { command, pid, match };
+const char* mode_name(Mode mode);
+
+struct RecordSpec {
+    Mode mode = Mode::pid;
+    std::vector<pid_t> pids;                   // pid
+    std::string match;                         // match
+    std::vector<std::string> command;          // command: program and arguments
+    std::optional<std::uint64_t> duration_ns;  // pid/match; nullopt: until SIGINT or all exit
+    pmu::CountingPlan counting;                // empty events: count nothing
+    std::optional<sampling::SamplerRequest> sampling;
+};
+
+struct TaskRecord {
+    pid_t tid = 0;
+    std::string comm;
+    std::vector<workload::CounterReading> counters;  // event order; pid/match modes
+    bool attached = false;                           // counters opened
+};
+
+struct ProcessRecord {
+    ProcessInfo info;
+    bool exited = false;   // gone before the recording ended (its data is kept)
+    double seen_at_s = 0;  // seconds after the start when it was first attached or sampled
+    std::vector<TaskRecord> threads;  // pid/match: per-thread counters
+    // command: the command and everything it started, summed by the kernel (inherited
+    // counters cannot be split per thread); empty for the processes it started.
+    std::vector<workload::CounterReading> inherited;
+    std::vector<workload::MappedModule> modules;  // latest snapshot of its file mappings
+    std::string problem;                          // why it could not be (fully) recorded
+};
+
+struct RecordResult {
+    workload::Provenance provenance;
+    Mode mode = Mode::pid;
+    std::vector<pid_t> pids;
+    std::string match;
+    std::vector<std::string> command;
+    double duration_s = 0;
+    std::vector<std::string> events;  // counted, in reading order
+    std::vector<ProcessRecord> processes;
+    std::optional<workload::SamplingInfo> sampling;  // its modules are unused: per process
+    std::vector<workload::RawSample> samples;        // with pid and tid
+    std::uint64_t samples_lost = 0;
+    std::vector<std::string> notes;
+    std::optional<int> exit_status;  // command: its exit code, 128+signal when killed
+    bool interrupted = false;        // ended by SIGINT/SIGTERM
+};
+
+// A command that could not be started: exit 127 (not found) or 126 (not executable), as a
+// shell does.
+class CommandError : public Error {
+  public:
+    CommandError(const std::string& message, int code) : Error(message), code_(code) {}
+    int exit_code() const override { return code_; }
+
+  private:
+    int code_;
+};
+
+// Records until the target exits, the duration passes or `stop` becomes true (the CLI's
+// SIGINT handler). Throws UsageError for targets that do not exist, CommandError for
+// commands that cannot start, Error when nothing could be attached.
+RecordResult record(const RecordSpec& spec, const std::vector<std::string>& argv,
+                    const std::atomic<bool>& stop);
+
+}  // namespace lockprof::record

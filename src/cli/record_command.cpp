@@ -1,0 +1,259 @@
+// `lockprof record`: profile real programs with the same events, sampling, annotation and
+// flamegraphs as lockprof's own runs. Parses options into a record::RecordSpec, records,
+// analyses, and writes the outputs (docs/record.md).
+#include <csignal>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <boost/program_options.hpp>
+
+#include "cli/cli.hpp"
+#include "cli/sampling_options.hpp"
+#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/error.hpp"
+#include "lockprof/common/parse.hpp"
+#include "lockprof/export/flamegraph_svg.hpp"
+#include "lockprof/record/profile.hpp"
+#include "lockprof/record/recorder.hpp"
+#include "lockprof/report/record_report.hpp"
+#include "lockprof/symbols/disassembler.hpp"
+
+namespace po = boost::program_options;
+
+namespace lockprof::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int) {
+    g_stop.store(true);
+}
+
+// SIGINT/SIGTERM end the recording (and are delivered to a recorded command by the terminal
+// too); lockprof then writes what it has.
+struct StopSignals {
+    struct sigaction old_int {
+    }, old_term{};
+    StopSignals() {
+        struct sigaction action {};
+        action.sa_handler = on_stop_signal;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGINT, &action, &old_int);
+        sigaction(SIGTERM, &action, &old_term);
+    }
+    ~StopSignals() {
+        sigaction(SIGINT, &old_int, nullptr);
+        sigaction(SIGTERM, &old_term, nullptr);
+    }
+};
+
+constexpr const char* kUsage =
+    "Usage:\n"
+    "  lockprof record [options] -- CMD [ARGS...]     run CMD and record it until it exits\n"
+    "  lockprof record [options] --pid PID[,PID...]   attach to running processes\n"
+    "  lockprof record [options] --match NAME         attach to every process named NAME\n\n"
+    "Counts events (the same aliases as runs: `lockprof events`) and, with --sample, samples\n"
+    "where the recorded threads spend their time: the hottest symbols of every DSO, the\n"
+    "hottest functions annotated instruction by instruction, and the spin-lock view (the\n"
+    "share of samples in functions matching --lock-pattern and their hottest instructions).\n"
+    "A command is counted with everything it starts (inherited counters) and lockprof exits\n"
+    "with its exit status. Attached processes are counted per thread; threads (and, with\n"
+    "--match, processes) that appear later are picked up by polling every 100 ms. SIGINT or\n"
+    "--duration ends the recording; lockprof detaches and writes everything it has.\n\n"
+    "Examples:\n"
+    "  lockprof record --match postgres --duration 10s --sample --flamegraph pg.svg\n"
+    "  lockprof record --pid 4242 --event cycles,cache_misses --duration 5s --output r.json\n"
+    "  lockprof record --sample -- ./my_benchmark --threads 8\n\n";
+
+}  // namespace
+
+int record_command(const std::vector<std::string>& all_args, const std::vector<std::string>& argv) {
+    // Everything after `--` is the command, untouched by option parsing.
+    std::vector<std::string> args = all_args, command;
+    if (auto it = std::find(args.begin(), args.end(), "--"); it != args.end()) {
+        command.assign(it + 1, args.end());
+        args.erase(it, args.end());
+    }
+    po::options_description target("Target");
+    // clang-format off
+    target.add_options()
+        ("pid,p", po::value<std::string>(), "attach to these processes and all their threads")
+        ("match,m", po::value<std::string>(),
+         "attach to every process whose name (/proc/PID/comm) is NAME, or matches it when "
+         "NAME is a regex such as 'postgres|pgbench'")
+        ("duration,d", po::value<std::string>(),
+         "stop attaching after this long (10s, 500ms); default: until SIGINT or every target "
+         "exits. A command is recorded until it exits");
+    po::options_description counting("Counting");
+    counting.add_options()
+        ("event,e", po::value<std::string>(),
+         "events to count, comma-separated aliases or libpfm4 names (`lockprof events`); "
+         "default: cycles, instructions, cache_misses, task_clock, context_switches where "
+         "they can be counted")
+        ("kernel", po::bool_switch(), "count kernel-mode events too (default: user space only)")
+        ("strict-events", po::bool_switch(),
+         "an event that cannot be counted is an error (exit 2) instead of a note")
+        ("no-counters", po::bool_switch(), "count nothing (sample only)");
+    po::options_description sampling_options("Sampling and outputs");
+    sampling_options.add_options()
+        ("sample", po::bool_switch(), "sample the recorded threads (perf_event)")
+        ("sample-event", po::value<std::string>(),
+         "event to sample (implies --sample): cycles (default; cpu-clock where the CPU cannot "
+         "count cycles), cpu-clock, or any --event alias")
+        ("sample-freq", po::value<std::string>(),
+         "samples per second per thread (default 1000); implies --sample")
+        ("sample-period", po::value<std::string>(),
+         "one sample every N events instead; implies --sample")
+        ("lock-pattern", po::value<std::string>()->default_value(record::kDefaultLockPattern),
+         "regex naming the spin-lock functions of the spin-lock view")
+        ("top", po::value<std::string>()->default_value("15"), "hottest symbols listed")
+        ("annotate-top", po::value<std::string>()->default_value("2"),
+         "hottest functions listed instruction by instruction (0: none)")
+        ("objdump", po::value<std::string>(), "objdump to disassemble with (default: objdump)")
+        ("output,o", po::value<std::string>(),
+         "write everything as JSON (schema lockprof-record, docs/record.md)")
+        ("folded", po::value<std::string>(),
+         "write the samples as folded stacks, root frame the process name; implies --sample")
+        ("flamegraph", po::value<std::string>(),
+         "write the samples as an SVG flamegraph; implies --sample")
+        ("leaf", po::value<std::string>()->default_value("function"),
+         "leaf frames of --folded/--flamegraph: function, or instruction (sym+0x1c pause)")
+        ("quiet,q", po::bool_switch(), "print nothing on stdout (use with --output)")
+        ("help,h", "show this help");
+    // clang-format on
+    po::options_description all;
+    all.add(target).add(counting).add(sampling_options);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(args)
+                      .options(all)
+                      .style(po::command_line_style::default_style &
+                             ~po::command_line_style::allow_guessing)
+                      .run(),
+                  vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw UsageError(fmt::format("record: {}; see `lockprof record --help`", e.what()));
+    }
+    if (vm.count("help")) {
+        std::cout << kUsage << all << "\nSee docs/record.md for permissions and outputs.\n";
+        return 0;
+    }
+
+    record::RecordSpec spec;
+    const int targets =
+        (vm.count("pid") ? 1 : 0) + (vm.count("match") ? 1 : 0) + (command.empty() ? 0 : 1);
+    if (targets != 1)
+        throw UsageError(targets == 0
+                             ? "record: nothing to record; give -- CMD ARGS, --pid PID or --match "
+                               "NAME (see `lockprof record --help`)"
+                             : "record: give one target: -- CMD, --pid or --match, not several");
+    if (!command.empty()) {
+        spec.mode = record::Mode::command;
+        spec.command = command;
+        if (vm.count("duration"))
+            throw UsageError(
+                "--duration applies to --pid and --match; a command is recorded until it "
+                "exits (stop it with Ctrl-C)");
+    } else if (vm.count("pid")) {
+        spec.mode = record::Mode::pid;
+        spec.pids = record::parse_pid_list(vm["pid"].as<std::string>(), "pid");
+    } else {
+        spec.mode = record::Mode::match;
+        spec.match = vm["match"].as<std::string>();
+        record::NameMatcher check(spec.match);  // refuses bad patterns now
+    }
+    if (vm.count("duration")) {
+        spec.duration_ns = parse_duration_ns(vm["duration"].as<std::string>(), "duration");
+        if (*spec.duration_ns == 0) throw UsageError("--duration must be longer than 0");
+    }
+
+    bool sample = vm["sample"].as<bool>();
+    for (const char* implies :
+         {"sample-event", "sample-freq", "sample-period", "folded", "flamegraph"})
+        sample |= vm.count(implies) > 0;
+    record::ProfileOptions profile_options;
+    profile_options.lock_pattern = vm["lock-pattern"].as<std::string>();
+    record::lock_regex(profile_options.lock_pattern);  // refuses bad patterns now
+    profile_options.top_symbols = parse_count(vm["top"].as<std::string>(), "top");
+    const auto listing_top = parse_count(vm["annotate-top"].as<std::string>(), "annotate-top");
+    if (listing_top > 100) throw UsageError("--annotate-top: at most 100 functions");
+    profile_options.annotate.top_functions = std::max<unsigned>(3, listing_top);
+    if (vm.count("objdump")) {
+        profile_options.annotate.objdump = vm["objdump"].as<std::string>();
+        if (!symbols::program_exists(profile_options.annotate.objdump))
+            throw UsageError(fmt::format(
+                "--objdump: '{}' is not an executable program; install binutils or give the "
+                "path of one",
+                profile_options.annotate.objdump));
+    }
+    const std::string leaf = vm["leaf"].as<std::string>();
+    if (leaf != "function" && leaf != "instruction")
+        throw UsageError(
+            fmt::format("--leaf: '{}' is not a leaf kind; use function or instruction", leaf));
+    for (const char* file : {"output", "folded", "flamegraph"})
+        if (vm.count(file)) AtomicFile::check_writable(vm[file].as<std::string>(), file);
+    if (sample) {
+        sampling::SamplerRequest request;
+        request.kind = sampling::SamplerKind::perf;
+        read_sampler_options(vm, request);
+        spec.sampling = request;
+    }
+    if (vm["no-counters"].as<bool>()) {
+        if (vm.count("event"))
+            throw UsageError("--event and --no-counters contradict each other; drop one");
+    } else {
+        pmu::CountingOptions counting_options;
+        if (vm.count("event"))
+            counting_options.requested = split_list(vm["event"].as<std::string>(), "event");
+        counting_options.include_kernel = vm["kernel"].as<bool>();
+        counting_options.strict = vm["strict-events"].as<bool>();
+        spec.counting = pmu::plan_counting(counting_options);
+        if (!counting_options.requested.empty())
+            for (const auto& note : spec.counting.notes)
+                fmt::print(stderr, "lockprof: warning: {}\n", note);
+    }
+
+    record::RecordResult result;
+    {
+        StopSignals signals;
+        result = record::record(spec, argv, g_stop);
+    }
+    for (const auto& note : spec.counting.notes) result.notes.insert(result.notes.begin(), note);
+    const record::Profile profile = record::analyse(result, profile_options);
+
+    if (!vm["quiet"].as<bool>()) {
+        std::cout << report::render_record(result, profile, profile_options.top_symbols,
+                                           static_cast<unsigned>(listing_top))
+                  << std::flush;
+    }
+    if (vm.count("output"))
+        write_file_atomically(vm["output"].as<std::string>(),
+                              report::record_to_json(result, profile).dump(1) + "\n");
+    if (vm.count("folded") || vm.count("flamegraph")) {
+        const auto stacks = record::folded_stacks(result, profile, leaf == "instruction");
+        if (vm.count("folded"))
+            write_file_atomically(vm["folded"].as<std::string>(),
+                                  exporting::to_folded_text(stacks));
+        if (vm.count("flamegraph")) {
+            exporting::SvgOptions svg;
+            svg.title =
+                "lockprof record: " +
+                (spec.mode == record::Mode::command ? fmt::format("{}", fmt::join(command, " "))
+                 : spec.mode == record::Mode::match ? spec.match
+                                                    : vm["pid"].as<std::string>());
+            svg.subtitle = fmt::format("{} samples of {}", profile.samples,
+                                       result.sampling ? result.sampling->event : "");
+            svg.count_name = result.sampling && result.sampling->event == "cpu-clock"
+                                 ? "ns of CPU time"
+                                 : (result.sampling ? result.sampling->event : "samples");
+            write_file_atomically(vm["flamegraph"].as<std::string>(),
+                                  exporting::render_flamegraph_svg(stacks, svg));
+        }
+    }
+    if (result.exit_status) return *result.exit_status;
+    return result.interrupted ? 130 : 0;
+}
+
+}  // namespace lockprof::cli

@@ -1,0 +1,266 @@
+#include "lockprof/record/profile.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "lockprof/analysis/summary.hpp"
+#include "lockprof/common/error.hpp"
+#include "lockprof/symbols/resolver.hpp"
+
+namespace lockprof::record {
+namespace {
+
+constexpr std::size_t kSpinInstructions = 5;
+
+// Processes that map the same files at the same addresses resolve alike.
+std::string signature(const std::vector<workload::MappedModule>& modules) {
+    std::string out;
+    for (const auto& m : modules) out += fmt::format("{}@{:x}+{:x};", m.path, m.start, m.offset);
+    return out;
+}
+
+struct ImageGroup {
+    std::vector<workload::MappedModule> modules;
+    std::set<pid_t> pids;
+    std::vector<const workload::RawSample*> samples;
+};
+
+// Groups of processes by mappings, and which group each sample's process belongs to. Samples
+// of processes never seen alive (no mappings) land in a group without modules: unresolved.
+std::vector<ImageGroup> group_samples(const RecordResult& result) {
+    std::map<std::string, std::size_t> by_signature;
+    std::map<pid_t, std::size_t> group_of;
+    std::vector<ImageGroup> groups;
+    for (const auto& p : result.processes) {
+        const std::string key = signature(p.modules);
+        auto [it, added] = by_signature.emplace(key, groups.size());
+        if (added) groups.push_back({p.modules, {}, {}});
+        groups[it->second].pids.insert(p.info.pid);
+        group_of[p.info.pid] = it->second;
+    }
+    for (const auto& s : result.samples) {
+        auto it = group_of.find(static_cast<pid_t>(s.pid));
+        if (it == group_of.end()) {
+            auto [g, added] = by_signature.emplace("", groups.size());
+            if (added) groups.push_back({});
+            it = group_of.emplace(static_cast<pid_t>(s.pid), g->second).first;
+        }
+        groups[it->second].samples.push_back(&s);
+    }
+    return groups;
+}
+
+std::vector<CounterTotal> totals_of(
+    const std::vector<std::string>& events,
+    const std::vector<const std::vector<workload::CounterReading>*>& sets, double seconds) {
+    std::vector<CounterTotal> out;
+    for (std::size_t e = 0; e < events.size(); ++e) {
+        CounterTotal t;
+        t.event = events[e];
+        for (const auto* set : sets)
+            if (e < set->size())
+                if (auto v = analysis::scaled_value((*set)[e])) t.value = t.value.value_or(0) + *v;
+        if (t.value && seconds > 0) t.per_second = *t.value / seconds;
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+using FunctionKey = std::pair<std::string, std::string>;  // module, demangled name
+
+}  // namespace
+
+std::regex lock_regex(const std::string& pattern) {
+    try {
+        return std::regex(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+        throw UsageError(fmt::format(
+            "--lock-pattern: '{}' is not a valid regular expression ({}); use alternatives such "
+            "as s_lock|spin",
+            pattern, e.what()));
+    }
+}
+
+Profile analyse(const RecordResult& result, const ProfileOptions& options) {
+    Profile profile;
+    // Counters: per process (its threads summed, or the command's inherited totals), overall.
+    std::vector<const std::vector<workload::CounterReading>*> all;
+    for (std::size_t i = 0; i < result.processes.size(); ++i) {
+        const auto& p = result.processes[i];
+        std::vector<const std::vector<workload::CounterReading>*> sets;
+        if (!p.inherited.empty()) sets.push_back(&p.inherited);
+        for (const auto& t : p.threads)
+            if (!t.counters.empty()) sets.push_back(&t.counters);
+        if (sets.empty()) continue;
+        profile.per_process[i] = totals_of(result.events, sets, result.duration_s);
+        all.insert(all.end(), sets.begin(), sets.end());
+    }
+    profile.totals = totals_of(result.events, all, result.duration_s);
+
+    std::map<pid_t, std::size_t> index_of;
+    for (std::size_t i = 0; i < result.processes.size(); ++i)
+        index_of[result.processes[i].info.pid] = i;
+    for (const auto& s : result.samples) {
+        profile.total_weight += static_cast<double>(s.weight);
+        ++profile.samples;
+        if (auto it = index_of.find(static_cast<pid_t>(s.pid)); it != index_of.end())
+            ++profile.samples_per_process[it->second];
+    }
+    if (profile.samples == 0 || profile.total_weight <= 0) return profile;
+
+    const std::regex locks = lock_regex(options.lock_pattern);
+    auto is_lock = [&](const std::string& name) { return std::regex_search(name, locks); };
+    sampling::AnnotateOptions annotate = options.annotate;
+    annotate.always_annotate = is_lock;
+    annotate.min_function_share = 0;
+
+    std::map<FunctionKey, SymbolShare> symbols;
+    std::map<FunctionKey, std::set<pid_t>> pids_of;
+    std::map<FunctionKey, sampling::HotFunction> annotated;
+    double unresolved = 0;
+    for (const auto& group : group_samples(result)) {
+        if (group.samples.empty()) continue;
+        const symbols::SymbolResolver resolver(group.modules);
+        for (const auto& path : resolver.changed_modules())
+            profile.warnings.push_back(fmt::format(
+                "'{}' changed since it was recorded (build id differs): annotation may be wrong",
+                path));
+        std::map<std::uint64_t, std::pair<std::uint64_t, double>> at_ip;  // count, weight
+        std::map<std::uint64_t, std::set<pid_t>> pids_at;
+        for (const auto* s : group.samples) {
+            auto& [count, weight] = at_ip[s->ip];
+            ++count;
+            weight += static_cast<double>(s->weight);
+            pids_at[s->ip].insert(static_cast<pid_t>(s->pid));
+        }
+        for (const auto& [ip, cw] : at_ip) {
+            const auto loc = resolver.resolve(ip);
+            if (!loc.has_symbol()) {
+                unresolved += cw.second;
+                continue;
+            }
+            const FunctionKey key{loc.module, loc.symbol};
+            auto& sym = symbols[key];
+            if (sym.symbol.empty()) {
+                sym.symbol = loc.symbol;
+                sym.short_name = symbols::short_name(loc.symbol);
+                sym.module = loc.module;
+            }
+            sym.samples += cw.first;
+            sym.weight += cw.second;
+            pids_of[key].insert(pids_at[ip].begin(), pids_at[ip].end());
+        }
+        if (group.modules.empty()) continue;
+        sampling::Annotator annotator(resolver, annotate);
+        const auto cell = annotator.annotate(group.samples);
+        for (const auto& f : cell.functions) {
+            if (f.instructions.empty() && f.error.empty()) continue;
+            auto& merged = annotated[{f.module, f.name}];
+            if (merged.name.empty()) {
+                merged = f;
+                merged.weight = 0;
+                for (auto& i : merged.instructions) i.weight = 0;
+            }
+            merged.weight += f.weight;
+            // Same module, same file addresses: add the instruction weights up.
+            for (const auto& i : f.instructions)
+                for (auto& m : merged.instructions)
+                    if (m.instruction.address == i.instruction.address) m.weight += i.weight;
+        }
+    }
+    profile.unresolved_share = unresolved / profile.total_weight;
+
+    for (auto& [key, sym] : symbols) {
+        sym.share = sym.weight / profile.total_weight;
+        sym.processes = pids_of[key].size();
+        profile.hot_symbols.push_back(sym);
+    }
+    std::sort(profile.hot_symbols.begin(), profile.hot_symbols.end(),
+              [](const auto& a, const auto& b) { return a.weight > b.weight; });
+
+    for (auto& [key, f] : annotated) {
+        f.share = f.weight / profile.total_weight;
+        for (auto& i : f.instructions) i.share = i.weight / profile.total_weight;
+        profile.annotated.push_back(std::move(f));
+    }
+    std::sort(profile.annotated.begin(), profile.annotated.end(),
+              [](const auto& a, const auto& b) { return a.weight > b.weight; });
+
+    // The spin-lock view.
+    profile.spin.pattern = options.lock_pattern;
+    double spin_weight = 0;
+    for (const auto& sym : profile.hot_symbols)
+        if (is_lock(sym.symbol)) {
+            profile.spin.symbols.push_back(sym);
+            spin_weight += sym.weight;
+        }
+    profile.spin.share = spin_weight / profile.total_weight;
+    if (spin_weight > 0) {
+        for (const auto& f : profile.annotated) {
+            if (!is_lock(f.name)) continue;
+            for (const auto& i : f.instructions)
+                if (i.weight > 0)
+                    profile.spin.hot_instructions.push_back(
+                        {f.short_name, f.module, i.instruction.address, i.instruction.text(),
+                         i.weight / spin_weight, i.share});
+        }
+        auto& hot = profile.spin.hot_instructions;
+        std::sort(hot.begin(), hot.end(),
+                  [](const auto& a, const auto& b) { return a.share > b.share; });
+        if (hot.size() > kSpinInstructions) hot.resize(kSpinInstructions);
+    }
+    // Keep the listings to the hottest functions plus the lock functions.
+    std::vector<sampling::HotFunction> kept;
+    for (std::size_t i = 0; i < profile.annotated.size(); ++i)
+        if (i < options.annotate.top_functions || is_lock(profile.annotated[i].name))
+            kept.push_back(std::move(profile.annotated[i]));
+    profile.annotated = std::move(kept);
+    return profile;
+}
+
+exporting::FoldedStacks folded_stacks(const RecordResult& result, const Profile& profile,
+                                      bool instruction_leaf) {
+    exporting::FoldedStacks stacks;
+    std::map<pid_t, std::string> name_of;
+    for (const auto& p : result.processes)
+        name_of[p.info.pid] = p.info.comm.empty() ? std::to_string(p.info.pid) : p.info.comm;
+    std::map<std::pair<std::string, std::uint64_t>, std::string> mnemonic_at;
+    if (instruction_leaf)
+        for (const auto& f : profile.annotated)
+            for (const auto& i : f.instructions)
+                mnemonic_at[{f.module, i.instruction.address}] = i.instruction.mnemonic;
+    for (const auto& group : group_samples(result)) {
+        const symbols::SymbolResolver resolver(group.modules);
+        auto frame = [&](std::uint64_t address) {
+            const auto loc = resolver.resolve(address);
+            return loc.has_symbol() ? symbols::short_name(loc.symbol)
+                                    : fmt::format("[unknown {:#x}]", address);
+        };
+        for (const auto* s : group.samples) {
+            const auto name = name_of.find(static_cast<pid_t>(s->pid));
+            std::vector<std::string> frames{name != name_of.end() ? name->second
+                                                                  : std::to_string(s->pid)};
+            // Return addresses point after the call; -1 lands inside it.
+            for (auto it = s->callchain.rbegin(); it != s->callchain.rend(); ++it)
+                frames.push_back(frame(*it - 1));
+            frames.push_back(frame(s->ip));
+            if (instruction_leaf) {
+                const auto loc = resolver.resolve(s->ip);
+                std::string leaf =
+                    loc.has_symbol()
+                        ? fmt::format("{}+{:#x}", symbols::short_name(loc.symbol), loc.offset)
+                        : fmt::format("{:#x}", s->ip);
+                if (auto m = mnemonic_at.find({loc.module, loc.file_address(s->ip)});
+                    m != mnemonic_at.end())
+                    leaf += " " + m->second;
+                frames.push_back(std::move(leaf));
+            }
+            stacks.add(frames, s->weight);
+        }
+    }
+    return stacks;
+}
+
+}  // namespace lockprof::record

@@ -1,0 +1,450 @@
+#include "lockprof/record/recorder.hpp"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/parse.hpp"
+#include "lockprof/pmu/events.hpp"
+#include "lockprof/sampling/task_sampler.hpp"
+#include "lockprof/symbols/resolver.hpp"
+
+namespace lockprof::record {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// File mappings are re-read this often (a process may dlopen), and whenever a process is
+// first seen; samples are resolved against the last snapshot taken while it was alive.
+constexpr auto kModuleRefresh = std::chrono::milliseconds(200);
+
+std::string read_all(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<int> online_cpus() {
+    std::string text = read_all("/sys/devices/system/cpu/online");
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    try {
+        if (!text.empty()) return parse_cpu_list(text, "online CPUs");
+    } catch (const Error&) {
+    }
+    std::vector<int> all;
+    for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN); ++c) all.push_back(static_cast<int>(c));
+    return all;
+}
+
+// Each attached thread needs a descriptor per counter group and one per sampler; thousands of
+// threads exceed the usual soft limit of 1024.
+void raise_descriptor_limit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+    }
+}
+
+struct LiveProcess {
+    std::size_t index = 0;  // into RecordResult::processes
+    std::string maps;       // last /proc/PID/maps text, to skip unchanged re-reads
+    Clock::time_point refreshed{};
+    std::map<pid_t, pmu::ThreadCounters> counters;  // by tid
+    std::set<pid_t> tasks;                          // attached (or refused) tids
+};
+
+class Recorder {
+  public:
+    Recorder(const RecordSpec& spec, const std::vector<std::string>& argv,
+             const std::atomic<bool>& stop)
+        : spec_(spec), stop_(stop) {
+        result_.provenance = workload::collect_provenance(argv);
+        result_.mode = spec.mode;
+        result_.pids = spec.pids;
+        result_.match = spec.match;
+        result_.command = spec.command;
+        for (const auto& e : spec.counting.events) result_.events.push_back(e.requested);
+        context_ = attach_context();
+    }
+
+    RecordResult run() {
+        raise_descriptor_limit();
+        if (spec_.sampling) prepare_sampler();
+        start_ = Clock::now();
+        if (spec_.mode == Mode::command)
+            run_command();
+        else
+            run_attached();
+        finish();
+        return std::move(result_);
+    }
+
+  private:
+    double seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+    void prepare_sampler() {
+        auto choice = sampling::choose_perf_event(*spec_.sampling);
+        if (!choice.error.empty())
+            throw Error(choice.error +
+                        "; record samples other processes with perf_event only (the timer "
+                        "sampler works inside lockprof's own runs); run without --sample to "
+                        "count only");
+        choice.info.sampler_reason = "record samples other processes with perf_event";
+        sampler_.emplace(choice.attr, choice.info);
+        result_.sampling = choice.info;
+    }
+
+    // --- command --------------------------------------------------------------------------
+
+    void run_command() {
+        int gate[2], status_pipe[2];
+        if (pipe2(gate, O_CLOEXEC) != 0 || pipe2(status_pipe, O_CLOEXEC) != 0)
+            throw Error(fmt::format("cannot start '{}': pipe failed ({})", spec_.command[0],
+                                    std::strerror(errno)));
+        std::vector<char*> args;
+        for (const auto& a : spec_.command) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        const pid_t child = fork();
+        if (child < 0)
+            throw Error(fmt::format("cannot start '{}': fork failed ({})", spec_.command[0],
+                                    std::strerror(errno)));
+        if (child == 0) {
+            // Wait until the parent has opened the counters, then become CMD.
+            char go = 0;
+            while (::read(gate[0], &go, 1) < 0 && errno == EINTR) {
+            }
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            execvp(args[0], args.data());
+            const int error = errno;
+            [[maybe_unused]] auto ignored = ::write(status_pipe[1], &error, sizeof error);
+            _exit(127);
+        }
+        ::close(gate[0]);
+        ::close(status_pipe[1]);
+
+        ProcessRecord p;
+        p.info.pid = child;
+        p.info.comm = spec_.command[0];
+        p.info.uid = geteuid();
+        const std::size_t index = add_process(std::move(p), false);
+        if (!spec_.counting.events.empty()) {
+            std::vector<pmu::OpenFailure> failures;
+            command_counters_ =
+                pmu::ThreadCounters::open(spec_.counting.events, spec_.counting.groups, failures,
+                                          {.task = child, .inherit = true, .enable_on_exec = true});
+            note_failures(failures);
+        }
+        if (sampler_) {
+            if (const int error = sampler_->attach_inherited(child, online_cpus()))
+                result_.notes.push_back(
+                    fmt::format("sampling: the command cannot be sampled: {}",
+                                pmu::explain_open_error(error, result_.sampling->event)));
+        }
+        const char go = 1;
+        [[maybe_unused]] auto ignored = ::write(gate[1], &go, 1);
+        ::close(gate[1]);
+        int exec_error = 0;
+        ssize_t got;
+        do {
+            got = ::read(status_pipe[0], &exec_error, sizeof exec_error);
+        } while (got < 0 && errno == EINTR);
+        ::close(status_pipe[0]);
+        if (got == static_cast<ssize_t>(sizeof exec_error)) {
+            waitpid(child, nullptr, 0);
+            const bool missing = exec_error == ENOENT || exec_error == ENOTDIR;
+            throw CommandError(
+                fmt::format("{}: {}: {}", spec_.command[0],
+                            missing ? "command not found" : std::strerror(exec_error),
+                            missing ? "check the name and PATH (exit 127, as a shell)"
+                                    : "check its permissions (exit 126, as a shell)"),
+                missing ? 127 : 126);
+        }
+
+        refresh_modules(child);  // exec'd: its own program is mapped now
+        int status = 0;
+        while (true) {
+            drain_samples();
+            refresh_live_modules();
+            const pid_t done = waitpid(child, &status, WNOHANG);
+            if (done == child) break;
+            if (stop_.load() && !result_.interrupted) {
+                // The terminal sent SIGINT to CMD too; keep recording until it has exited.
+                result_.interrupted = true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        result_.exit_status = WIFEXITED(status)     ? WEXITSTATUS(status)
+                              : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                                    : 1;
+        result_.processes[index].exited = true;
+        live_.erase(child);
+    }
+
+    // --- pid / match ----------------------------------------------------------------------
+
+    void run_attached() {
+        std::optional<NameMatcher> matcher;
+        if (spec_.mode == Mode::match) matcher.emplace(spec_.match);
+        std::vector<pid_t> initial = spec_.pids;
+        if (matcher) {
+            initial = find_processes(*matcher, getpid());
+            if (initial.empty())
+                throw UsageError(fmt::format(
+                    "--match: no running process is named '{}' (compared with /proc/*/comm); "
+                    "start it first, or check the name with `ps -eo pid,comm`",
+                    spec_.match));
+        }
+        for (pid_t pid : initial) {
+            const auto info = read_process(pid);
+            if (!info) {
+                if (matcher) continue;  // exited between the scan and now
+                throw UsageError(fmt::format(
+                    "--pid: no process {} is running; check the id with `ps -p {}`", pid, pid));
+            }
+            attach_process(*info);
+        }
+        bool any = false;
+        for (const auto& p : result_.processes) any |= p.problem.empty();
+        if (!any) throw Error(result_.processes.front().problem);
+
+        const auto deadline = spec_.duration_ns
+                                  ? start_ + std::chrono::nanoseconds(*spec_.duration_ns)
+                                  : Clock::time_point::max();
+        while (true) {
+            if (stop_.load()) {
+                result_.interrupted = true;
+                break;
+            }
+            if (Clock::now() >= deadline) break;
+            if (matcher)
+                for (pid_t pid : find_processes(*matcher, getpid()))
+                    if (!known_.count(pid))
+                        if (const auto info = read_process(pid)) attach_process(*info);
+            poll_processes();
+            drain_samples();
+            if (live_.empty() && !matcher) {
+                result_.notes.push_back(fmt::format(
+                    "every recorded process exited after {:.1f} s; recording ended there",
+                    seconds()));
+                break;
+            }
+            auto next = Clock::now() + kPollInterval;
+            if (next > deadline) next = deadline;
+            while (Clock::now() < next && !stop_.load())
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+
+    // `snapshot`: read its mappings now (not for a forked child that has not exec'd yet).
+    std::size_t add_process(ProcessRecord p, bool snapshot = true) {
+        p.seen_at_s = seconds();
+        const pid_t pid = p.info.pid;
+        result_.processes.push_back(std::move(p));
+        const std::size_t index = result_.processes.size() - 1;
+        known_[pid] = index;
+        LiveProcess live;
+        live.index = index;
+        live_[pid] = std::move(live);
+        if (snapshot) refresh_modules(pid);
+        return index;
+    }
+
+    void attach_process(const ProcessInfo& info) {
+        ProcessRecord p;
+        p.info = info;
+        add_process(std::move(p));
+        attach_new_tasks(info.pid);
+    }
+
+    void attach_new_tasks(pid_t pid) {
+        auto& live = live_.at(pid);
+        auto& process = result_.processes[live.index];
+        for (pid_t tid : list_tasks(pid)) {
+            if (!live.tasks.insert(tid).second) continue;
+            TaskRecord task;
+            task.tid = tid;
+            task.comm = task_comm(pid, tid);
+            int refused = 0;
+            if (!spec_.counting.events.empty()) {
+                std::vector<pmu::OpenFailure> failures;
+                auto counters = pmu::ThreadCounters::open(
+                    spec_.counting.events, spec_.counting.groups, failures, {.task = tid});
+                for (const auto& f : failures)
+                    if (f.error == EACCES || f.error == EPERM) refused = f.error;
+                if (counters.open_descriptors() > 0) {
+                    counters.start();
+                    live.counters.emplace(tid, std::move(counters));
+                    task.attached = true;
+                }
+                if (!refused) note_failures(failures);
+            }
+            if (sampler_ && !refused) {
+                const int error = sampler_->attach_task(tid);
+                if (error == EACCES || error == EPERM)
+                    refused = error;
+                else if (error == ESRCH)
+                    continue;  // the thread ended meanwhile
+                else if (error)
+                    note(fmt::format("sampling: thread {} of {} cannot be sampled: {}", tid, pid,
+                                     pmu::explain_open_error(error, result_.sampling->event)));
+            }
+            if (refused && process.problem.empty())
+                process.problem = explain_attach_refusal(process.info, context_);
+            process.threads.push_back(std::move(task));
+        }
+    }
+
+    void poll_processes() {
+        std::vector<pid_t> gone;
+        for (auto& [pid, live] : live_) {
+            if (!read_process(pid)) {
+                gone.push_back(pid);
+                continue;
+            }
+            attach_new_tasks(pid);
+        }
+        for (pid_t pid : gone) {
+            auto& p = result_.processes[live_.at(pid).index];
+            p.exited = true;
+            retire(pid);
+        }
+        refresh_live_modules();
+    }
+
+    // A process that exited: its counters keep their final values until read.
+    void retire(pid_t pid) {
+        auto node = live_.extract(pid);
+        for (auto& [tid, counters] : node.mapped().counters)
+            retired_.emplace_back(node.mapped().index, tid, std::move(counters));
+    }
+
+    void refresh_live_modules() {
+        const auto now = Clock::now();
+        for (auto& [pid, live] : live_)
+            if (now - live.refreshed >= kModuleRefresh) refresh_modules(pid);
+    }
+
+    // Re-reads the mappings when they changed (exec, dlopen), and the name with them.
+    void refresh_modules(pid_t pid) {
+        auto& live = live_.at(pid);
+        live.refreshed = Clock::now();
+        std::string maps = read_all(fmt::format("/proc/{}/maps", pid));
+        if (maps.empty() || maps == live.maps) return;
+        live.maps = std::move(maps);
+        auto modules = symbols::process_modules(pid);
+        if (modules.empty()) return;
+        auto& p = result_.processes[live.index];
+        p.modules = std::move(modules);
+        if (auto info = read_process(pid)) {
+            p.info.exe = info->exe;
+            p.info.comm = info->comm;
+        }
+    }
+
+    // Samples from processes not attached by pid (children of a command) make them known,
+    // with their mappings, while they are alive.
+    void drain_samples() {
+        if (!sampler_) return;
+        for (auto& s : sampler_->drain()) {
+            const auto pid = static_cast<pid_t>(s.pid);
+            if (pid > 0 && !known_.count(pid) && spec_.mode == Mode::command) {
+                ProcessRecord p;
+                p.info.pid = pid;
+                if (auto info = read_process(pid)) p.info = *info;
+                add_process(std::move(p));
+                if (result_.processes.back().modules.empty()) {
+                    result_.processes.back().exited = true;
+                    live_.erase(pid);
+                }
+            }
+            result_.samples.push_back(std::move(s));
+        }
+    }
+
+    void note_failures(const std::vector<pmu::OpenFailure>& failures) {
+        for (const auto& f : failures)
+            note(pmu::explain_open_error(f.error, spec_.counting.events[f.event].requested));
+    }
+
+    void note(std::string line) {
+        if (noted_.insert(line).second) result_.notes.push_back(std::move(line));
+    }
+
+    void finish() {
+        result_.duration_s = seconds();
+        if (sampler_) {
+            sampler_->stop();
+            drain_samples();
+            result_.samples_lost = sampler_->lost();
+            for (auto& n : sampler_->notes()) note(std::move(n));
+        }
+        if (command_counters_.open_descriptors() > 0)
+            result_.processes.front().inherited = command_counters_.read();
+        if (spec_.mode == Mode::command)
+            for (auto& p : result_.processes) p.exited = p.exited || !read_process(p.info.pid);
+        for (auto& [pid, live] : live_)
+            for (auto& [tid, counters] : live.counters)
+                retired_.emplace_back(live.index, tid, std::move(counters));
+        for (auto& [index, tid, counters] : retired_) {
+            counters.stop();
+            for (auto& t : result_.processes[index].threads)
+                if (t.tid == tid) t.counters = counters.read();
+        }
+        retired_.clear();
+        for (const auto& p : result_.processes)
+            if (!p.problem.empty()) note(p.problem);
+        if (result_.samples_lost)
+            note(fmt::format(
+                "sampling: {} samples were lost (ring buffers full); shares are from the {} "
+                "kept. Lower --sample-freq",
+                result_.samples_lost, result_.samples.size()));
+    }
+
+    const RecordSpec& spec_;
+    const std::atomic<bool>& stop_;
+    RecordResult result_;
+    AttachContext context_;
+    Clock::time_point start_{};
+    std::optional<sampling::TaskSampler> sampler_;
+    pmu::ThreadCounters command_counters_;
+    std::map<pid_t, std::size_t> known_;  // every process seen -> index
+    std::map<pid_t, LiveProcess> live_;
+    std::vector<std::tuple<std::size_t, pid_t, pmu::ThreadCounters>> retired_;
+    std::set<std::string> noted_;
+};
+
+}  // namespace
+
+const char* mode_name(Mode mode) {
+    switch (mode) {
+        case Mode::command:
+            return "command";
+        case Mode::pid:
+            return "pid";
+        case Mode::match:
+            return "match";
+    }
+    return "?";
+}
+
+RecordResult record(const RecordSpec& spec, const std::vector<std::string>& argv,
+                    const std::atomic<bool>& stop) {
+    return Recorder(spec, argv, stop).run();
+}
+
+}  // namespace lockprof::record

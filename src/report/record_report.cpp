@@ -1,0 +1,258 @@
+#include "lockprof/report/record_report.hpp"
+
+#include <filesystem>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "lockprof/analysis/summary.hpp"
+#include "lockprof/report/json.hpp"
+#include "lockprof/report/text_table.hpp"
+
+namespace lockprof::report {
+namespace {
+
+using nlohmann::json;
+
+std::string basename(const std::string& path) {
+    return std::filesystem::path(path).filename().string();
+}
+
+std::string target_line(const record::RecordResult& r) {
+    switch (r.mode) {
+        case record::Mode::command:
+            return fmt::format("command: {}", fmt::join(r.command, " "));
+        case record::Mode::pid:
+            return fmt::format("pids: {}", fmt::join(r.pids, ","));
+        case record::Mode::match:
+            return fmt::format("processes named '{}'", r.match);
+    }
+    return "";
+}
+
+std::string value_text(const std::optional<double>& v) {
+    return v ? si(*v) : "not counted";
+}
+
+json counters_json(const std::vector<workload::CounterReading>& readings) {
+    json out = json::array();
+    for (const auto& c : readings) {
+        json j = {{"event", c.event},
+                  {"raw", c.raw},
+                  {"enabled_ns", c.enabled_ns},
+                  {"running_ns", c.running_ns},
+                  {"counted", c.running_ns > 0}};
+        if (auto v = analysis::scaled_value(c)) j["value"] = *v;
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+json totals_json(const std::vector<record::CounterTotal>& totals) {
+    json out = json::array();
+    for (const auto& t : totals) {
+        json j = {{"event", t.event}, {"counted", t.value.has_value()}};
+        if (t.value) j["value"] = *t.value, j["per_second"] = t.per_second;
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+json symbol_json(const record::SymbolShare& s) {
+    return {{"symbol", s.symbol},      {"short_name", s.short_name}, {"module", s.module},
+            {"samples", s.samples},    {"weight", s.weight},         {"share", s.share},
+            {"processes", s.processes}};
+}
+
+}  // namespace
+
+std::string spin_sentence(const record::Profile& p) {
+    if (p.samples == 0) return "no samples";
+    if (p.spin.symbols.empty())
+        return fmt::format("no samples are in functions matching '{}'", p.spin.pattern);
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < p.spin.symbols.size() && i < 3; ++i)
+        names.push_back(p.spin.symbols[i].short_name);
+    std::string out = fmt::format("{:.1f}% of samples are in {}{}", p.spin.share * 100,
+                                  fmt::join(names, ", "), p.spin.symbols.size() > 3 ? ", ..." : "");
+    if (!p.spin.hot_instructions.empty()) {
+        const auto& hot = p.spin.hot_instructions.front();
+        out += fmt::format(", {:.1f}% of those on `{}` in {}", hot.share_of_spin * 100, hot.text,
+                           hot.symbol);
+    }
+    return out;
+}
+
+std::string render_record(const record::RecordResult& r, const record::Profile& p,
+                          std::size_t top_symbols, unsigned listing_top) {
+    const auto& pv = r.provenance;
+    std::string out =
+        fmt::format("lockprof {} record on {} {}, {} CPUs{}\n", pv.lockprof_version, pv.arch,
+                    pv.cpu_model, pv.logical_cpus, pv.vm_hint.empty() ? "" : ", VM: " + pv.vm_hint);
+    out += fmt::format("target: {}; recorded {:.2f} s{}{}\n", target_line(r), r.duration_s,
+                       r.interrupted ? " (interrupted)" : "",
+                       r.exit_status ? fmt::format("; exit status {}", *r.exit_status) : "");
+
+    if (!r.events.empty()) {
+        TextTable table;
+        std::vector<std::string> header{"pid", "name", "threads"};
+        std::vector<TextTable::Align> align{TextTable::Align::right, TextTable::Align::left,
+                                            TextTable::Align::right};
+        for (const auto& e : r.events) {
+            header.push_back(e);
+            align.push_back(TextTable::Align::right);
+        }
+        table.set_header(header, align);
+        for (const auto& [index, totals] : p.per_process) {
+            const auto& proc = r.processes[index];
+            std::vector<std::string> row{
+                std::to_string(proc.info.pid), proc.info.comm + (proc.exited ? " (exited)" : ""),
+                proc.inherited.empty() ? std::to_string(proc.threads.size()) : "all"};
+            for (const auto& t : totals) row.push_back(value_text(t.value));
+            table.add_row(std::move(row));
+        }
+        std::vector<std::string> total{"", "total", ""};
+        for (const auto& t : p.totals) total.push_back(value_text(t.value));
+        table.add_row(std::move(total));
+        std::vector<std::string> rate{"", "per second", ""};
+        for (const auto& t : p.totals) rate.push_back(t.value ? si(t.per_second) : "");
+        table.add_row(std::move(rate));
+        out += "\nCounters (task_clock in ns; per process, the sum of its threads)\n";
+        out += table.render("  ");
+    }
+
+    if (r.sampling) {
+        const auto& s = *r.sampling;
+        out += fmt::format(
+            "\nHottest symbols - {} samples of {} ({}), {} lost{}\n", p.samples, s.event,
+            s.frequency ? fmt::format("{} Hz", s.frequency) : fmt::format("every {}", s.period),
+            r.samples_lost, s.event_note.empty() ? "" : "; " + s.event_note);
+        if (p.samples == 0) out += "  no samples: the targets did not run on a CPU\n";
+        TextTable table;
+        table.set_header({"share", "samples", "procs", "symbol", "module"},
+                         {TextTable::Align::right, TextTable::Align::right, TextTable::Align::right,
+                          TextTable::Align::left, TextTable::Align::left});
+        for (std::size_t i = 0; i < p.hot_symbols.size() && i < top_symbols; ++i) {
+            const auto& sym = p.hot_symbols[i];
+            table.add_row({fmt::format("{:.2f}%", sym.share * 100), std::to_string(sym.samples),
+                           std::to_string(sym.processes), sym.short_name, basename(sym.module)});
+        }
+        if (p.unresolved_share > 0)
+            table.add_row(
+                {fmt::format("{:.2f}%", p.unresolved_share * 100), "", "", "[no symbol]", ""});
+        if (p.samples > 0) out += table.render("  ");
+        if (p.samples > 0 && listing_top > 0) {
+            out += fmt::format("\nAnnotation: the hottest functions ({})\n", s.precise_note);
+            for (std::size_t i = 0; i < p.annotated.size() && i < listing_top; ++i)
+                out += sampling::render_function_listing(p.annotated[i], "hottest loop");
+        }
+        out += fmt::format("\nSpin locks ('{}'): {}\n", p.spin.pattern, spin_sentence(p));
+        for (const auto& sym : p.spin.symbols)
+            out += fmt::format("  {:6.2f}%  {}  [{}]\n", sym.share * 100, sym.short_name,
+                               basename(sym.module));
+        for (const auto& i : p.spin.hot_instructions)
+            out += fmt::format("    {:5.1f}% of spin samples on {:x} `{}` in {}\n",
+                               i.share_of_spin * 100, i.address, i.text, i.symbol);
+        for (std::size_t i = listing_top; i < p.annotated.size(); ++i)
+            if (std::regex_search(p.annotated[i].name, std::regex(p.spin.pattern)))
+                out += sampling::render_function_listing(p.annotated[i], "hottest loop");
+    }
+    for (const auto& w : p.warnings) out += fmt::format("warning: {}\n", w);
+    if (!r.notes.empty()) {
+        out += "\n";
+        for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
+    }
+    return out;
+}
+
+json record_to_json(const record::RecordResult& r, const record::Profile& p) {
+    json target = {{"mode", record::mode_name(r.mode)}};
+    if (r.mode == record::Mode::pid) target["pids"] = r.pids;
+    if (r.mode == record::Mode::match) target["match"] = r.match;
+    if (r.mode == record::Mode::command) target["command"] = r.command;
+    json processes = json::array();
+    for (std::size_t i = 0; i < r.processes.size(); ++i) {
+        const auto& proc = r.processes[i];
+        json threads = json::array();
+        for (const auto& t : proc.threads)
+            threads.push_back({{"tid", t.tid},
+                               {"comm", t.comm},
+                               {"attached", t.attached},
+                               {"counters", counters_json(t.counters)}});
+        json j = {{"pid", proc.info.pid},
+                  {"comm", proc.info.comm},
+                  {"exe", proc.info.exe},
+                  {"uid", proc.info.uid},
+                  {"exited", proc.exited},
+                  {"seen_at_s", proc.seen_at_s},
+                  {"problem", proc.problem},
+                  {"threads", std::move(threads)},
+                  {"samples", p.samples_per_process.count(i) ? p.samples_per_process.at(i) : 0}};
+        if (auto it = p.per_process.find(i); it != p.per_process.end())
+            j["counters"] = totals_json(it->second);
+        else
+            j["counters"] = json::array();
+        if (!proc.inherited.empty()) j["inherited_counters"] = counters_json(proc.inherited);
+        processes.push_back(std::move(j));
+    }
+    json doc = {{"schema", kRecordSchemaName},
+                {"version", kRecordSchemaVersion},
+                {"provenance", provenance_json(r.provenance)},
+                {"target", std::move(target)},
+                {"duration_s", r.duration_s},
+                {"interrupted", r.interrupted},
+                {"events", r.events},
+                {"processes", std::move(processes)},
+                {"totals", totals_json(p.totals)},
+                {"notes", r.notes},
+                {"warnings", p.warnings}};
+    doc["exit_status"] = r.exit_status ? json(*r.exit_status) : json(nullptr);
+    if (!r.sampling) {
+        doc["sampling"] = nullptr;
+    } else {
+        json s = sampling_json(*r.sampling);
+        s.erase("modules");
+        s["samples"] = p.samples;
+        s["lost"] = r.samples_lost;
+        s["unresolved_share"] = p.unresolved_share;
+        doc["sampling"] = std::move(s);
+    }
+    json hot = json::array();
+    for (const auto& sym : p.hot_symbols) hot.push_back(symbol_json(sym));
+    doc["hot_symbols"] = std::move(hot);
+    json annotations = json::array();
+    for (const auto& f : p.annotated) {
+        json insns = json::array();
+        for (const auto& i : f.instructions)
+            insns.push_back({{"address", fmt::format("{:#x}", i.instruction.address)},
+                             {"text", i.instruction.text()},
+                             {"share", i.share},
+                             {"in_loop", i.in_acquire_loop}});
+        annotations.push_back({{"symbol", f.name},
+                               {"short_name", f.short_name},
+                               {"module", f.module},
+                               {"share", f.share},
+                               {"loop_rule", f.loop_rule},
+                               {"error", f.error},
+                               {"instructions", std::move(insns)}});
+    }
+    doc["annotations"] = std::move(annotations);
+    json spin_symbols = json::array();
+    for (const auto& sym : p.spin.symbols) spin_symbols.push_back(symbol_json(sym));
+    json spin_hot = json::array();
+    for (const auto& i : p.spin.hot_instructions)
+        spin_hot.push_back({{"symbol", i.symbol},
+                            {"module", i.module},
+                            {"address", fmt::format("{:#x}", i.address)},
+                            {"text", i.text},
+                            {"share_of_spin", i.share_of_spin},
+                            {"share", i.share}});
+    doc["spin_locks"] = {{"pattern", p.spin.pattern},
+                         {"share", p.spin.share},
+                         {"summary", spin_sentence(p)},
+                         {"symbols", std::move(spin_symbols)},
+                         {"hot_instructions", std::move(spin_hot)}};
+    return doc;
+}
+
+}  // namespace lockprof::report

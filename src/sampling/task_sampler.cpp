@@ -1,0 +1,70 @@
+#include "lockprof/sampling/task_sampler.hpp"
+
+#include <sys/ioctl.h>
+
+#include "lockprof/pmu/events.hpp"
+#include "sampling/ring_buffer.hpp"
+
+namespace lockprof::sampling {
+
+TaskSampler::TaskSampler(const perf_event_attr& attr, workload::SamplingInfo info)
+    : attr_(attr), info_(std::move(info)) {}
+
+TaskSampler::~TaskSampler() = default;
+
+int TaskSampler::add(perf_event_attr attr, pid_t pid, int cpu) {
+    const int fd = pmu::open_event(attr, -1, pid, cpu);
+    if (fd < 0) return -fd;
+    std::string problem;
+    auto ring = map_ring_buffer(fd, problem);
+    if (!problem.empty()) notes_.insert("sampling: " + problem);
+    if (!ring) return ENOMEM;
+    rings_.push_back(std::move(ring));
+    return 0;
+}
+
+int TaskSampler::attach_task(pid_t tid) {
+    perf_event_attr attr = attr_;
+    attr.disabled = 0;
+    attr.inherit = 0;
+    return add(attr, tid, -1);
+}
+
+int TaskSampler::attach_inherited(pid_t pid, const std::vector<int>& cpus) {
+    perf_event_attr attr = attr_;
+    attr.disabled = 1;
+    attr.enable_on_exec = 1;
+    attr.inherit = 1;
+    for (int cpu : cpus)
+        if (const int error = add(attr, pid, cpu)) return error;
+    return 0;
+}
+
+std::vector<workload::RawSample> TaskSampler::drain() {
+    std::vector<workload::RawSample> out;
+    for (auto& ring : rings_) {
+        ring->drain();
+        std::lock_guard guard(ring->mutex);
+        for (auto& s : ring->samples) out.push_back(std::move(s));
+        ring->samples.clear();
+    }
+    return out;
+}
+
+void TaskSampler::stop() {
+    for (auto& ring : rings_) {
+        std::lock_guard guard(ring->mutex);
+        if (ring->fd >= 0) ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
+    }
+}
+
+std::uint64_t TaskSampler::lost() const {
+    std::uint64_t total = 0;
+    for (const auto& ring : rings_) {
+        std::lock_guard guard(ring->mutex);
+        total += ring->lost;
+    }
+    return total;
+}
+
+}  // namespace lockprof::sampling

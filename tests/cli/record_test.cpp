@@ -1,0 +1,205 @@
+// `lockprof record` end to end: commands, attaching by pid and by name, exits, signals and
+// bad input. Uses software events and cpu-clock sampling (no hardware PMU needed).
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.hpp"
+
+extern char** environ;
+
+namespace lockprof::test {
+namespace {
+
+using nlohmann::json;
+
+// A background process, killed and reaped at the end of the test.
+struct Background {
+    pid_t pid = -1;
+    explicit Background(std::vector<std::string> args) {
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) pid = -1;
+    }
+    ~Background() {
+        if (pid <= 0) return;
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+    }
+};
+
+json load(const std::filesystem::path& path) {
+    return json::parse(read_all(path));
+}
+
+void settle() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+}
+
+TEST(CliRecord, CommandExitStatusIsPropagated) {
+    const auto r = run_lockprof({"record", "--no-counters", "--", "sh", "-c", "exit 7"});
+    EXPECT_EQ(r.exit_code, 7) << r.err;
+    EXPECT_NE(r.out.find("exit status 7"), std::string::npos) << r.out;
+}
+
+TEST(CliRecord, MissingCommandExits127LikeAShell) {
+    const auto r = run_lockprof({"record", "--", "lockprof-no-such-command"});
+    EXPECT_EQ(r.exit_code, 127);
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("command not found"), std::string::npos) << r.err;
+}
+
+TEST(CliRecord, BadTargetsAreUsageErrors) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"record"},
+             {"record", "--pid", "1", "--match", "x"},
+             {"record", "--pid", "abc"},
+             {"record", "--pid", "0"},
+             {"record", "--match", "("},
+             {"record", "--duration", "1s", "--", "true"},
+             {"record", "--pid", "1", "--duration", "0s"},
+             {"record", "--pid", "1", "--lock-pattern", "(x"},
+             {"record", "--pid", "1", "--leaf", "bogus"},
+             {"record", "--pid", "1", "--sample-freq", "0"},
+         }) {
+        const auto r = run_lockprof(args);
+        EXPECT_EQ(r.exit_code, 2) << args.back() << ": " << r.err;
+        EXPECT_EQ(count_lines(r.err), 1) << r.err;
+        EXPECT_TRUE(r.out.empty());
+    }
+}
+
+TEST(CliRecord, NoSuchProcess) {
+    // pid_max is at most 2^22: this one cannot exist.
+    const auto r = run_lockprof({"record", "--pid", "1073741823"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("no process 1073741823 is running"), std::string::npos) << r.err;
+    const auto m = run_lockprof({"record", "--match", "lockprof-nothing-has-this-name"});
+    EXPECT_EQ(m.exit_code, 2);
+    EXPECT_NE(m.err.find("no running process is named"), std::string::npos) << m.err;
+}
+
+TEST(CliRecord, AttachesToEveryThreadCountsAndSamples) {
+    Background target({LOCKPROF_BIN, "run", "--lock", "tas", "--threads", "2", "--duration", "4s",
+                       "--trials", "1", "--quiet", "--no-counters"});
+    ASSERT_GT(target.pid, 0);
+    settle();
+    TempDir dir;
+    const auto r =
+        run_lockprof({"record", "--pid", std::to_string(target.pid), "--duration", "1s", "--sample",
+                      "--event", "task_clock", "--output", (dir / "r.json").string(), "--folded",
+                      (dir / "r.folded").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json doc = load(dir / "r.json");
+    EXPECT_EQ(doc.at("schema"), "lockprof-record");
+    ASSERT_EQ(doc.at("processes").size(), 1u);
+    const auto& proc = doc.at("processes").at(0);
+    EXPECT_EQ(proc.at("pid"), target.pid);
+    EXPECT_EQ(proc.at("comm"), "lockprof");
+    // The main thread and both workers, each with its own task_clock.
+    ASSERT_GE(proc.at("threads").size(), 3u);
+    int busy = 0;
+    for (const auto& t : proc.at("threads"))
+        busy += t.at("counters").at(0).value("value", 0.0) > 1e8 ? 1 : 0;
+    EXPECT_GE(busy, 1);
+    EXPECT_GT(doc.at("totals").at(0).at("value").get<double>(), 1e8);
+    EXPECT_GT(doc.at("sampling").at("samples").get<int>(), 100);
+    const auto& top = doc.at("hot_symbols").at(0);
+    EXPECT_NE(top.at("symbol").get<std::string>().find("measured_loop"), std::string::npos);
+    EXPECT_GT(top.at("share").get<double>(), 0.5);
+    ASSERT_FALSE(doc.at("annotations").empty());
+    EXPECT_EQ(doc.at("annotations").at(0).at("error"), "");
+    EXPECT_FALSE(doc.at("annotations").at(0).at("instructions").empty());
+    EXPECT_NE(read_all(dir / "r.folded").find("lockprof;"), std::string::npos);
+    EXPECT_NE(r.out.find("Hottest symbols"), std::string::npos);
+    EXPECT_NE(r.out.find("Spin locks"), std::string::npos);
+}
+
+TEST(CliRecord, ProcessExitingMidRunKeepsItsDataAndEndsTheRecording) {
+    Background target({"/bin/sleep", "0.6"});
+    ASSERT_GT(target.pid, 0);
+    TempDir dir;
+    const auto start = std::chrono::steady_clock::now();
+    const auto r =
+        run_lockprof({"record", "--pid", std::to_string(target.pid), "--duration", "20s", "--event",
+                      "task_clock,context_switches", "--output", (dir / "r.json").string()});
+    const auto took = std::chrono::steady_clock::now() - start;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_LT(took, std::chrono::seconds(10));  // ended with its target, not at 20 s
+    const json doc = load(dir / "r.json");
+    EXPECT_TRUE(doc.at("processes").at(0).at("exited").get<bool>());
+    EXPECT_EQ(doc.at("processes").at(0).at("threads").size(), 1u);
+    EXPECT_NE(r.out.find("(exited)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("every recorded process exited"), std::string::npos) << r.out;
+}
+
+TEST(CliRecord, MatchPicksUpProcessesStartedLater) {
+    TempDir dir;
+    // A private copy of sleep with a name nothing else has.
+    const auto sleeper = dir / "lpzzsleeper";
+    std::filesystem::copy_file("/bin/sleep", sleeper);
+    Background first({sleeper.string(), "5"});
+    ASSERT_GT(first.pid, 0);
+    settle();
+    std::unique_ptr<Background> second;
+    std::thread later([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        second = std::make_unique<Background>(std::vector<std::string>{sleeper.string(), "5"});
+    });
+    const auto r = run_lockprof({"record", "--match", "lpzzsleeper", "--duration", "1500ms",
+                                 "--event", "task_clock", "--output", (dir / "r.json").string()});
+    later.join();
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json doc = load(dir / "r.json");
+    EXPECT_EQ(doc.at("target").at("match"), "lpzzsleeper");
+    ASSERT_EQ(doc.at("processes").size(), 2u) << r.out;
+    EXPECT_EQ(doc.at("processes").at(0).at("pid"), first.pid);
+    EXPECT_EQ(doc.at("processes").at(1).at("pid"), second->pid);
+    EXPECT_GT(doc.at("processes").at(1).at("seen_at_s").get<double>(), 0.3);
+}
+
+TEST(CliRecord, InterruptDetachesAndWritesEverything) {
+    Background target({"/bin/sleep", "10"});
+    ASSERT_GT(target.pid, 0);
+    TempDir dir;
+    const std::string command =
+        shell_quote(LOCKPROF_BIN) + " record --pid " + std::to_string(target.pid) +
+        " --event task_clock --output " + shell_quote((dir / "r.json").string()) +
+        " >/dev/null 2>&1 & R=$!; sleep 0.7; kill -INT $R; wait $R; echo $? > " +
+        shell_quote((dir / "rc").string());
+    ASSERT_EQ(std::system(command.c_str()), 0);
+    EXPECT_EQ(read_all(dir / "rc"), "130\n");
+    const json doc = load(dir / "r.json");
+    EXPECT_TRUE(doc.at("interrupted").get<bool>());
+    EXPECT_EQ(kill(target.pid, 0), 0);  // the target lives on, detached
+}
+
+TEST(CliRecord, CommandIsSampledWithEverythingItRuns) {
+    TempDir dir;
+    const auto r = run_lockprof({"record", "--sample", "--output", (dir / "r.json").string(), "--",
+                                 LOCKPROF_BIN, "run", "--lock", "tas", "--threads", "2",
+                                 "--duration", "300ms", "--trials", "1", "--quiet"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json doc = load(dir / "r.json");
+    EXPECT_EQ(doc.at("target").at("mode"), "command");
+    EXPECT_EQ(doc.at("exit_status"), 0);
+    EXPECT_FALSE(doc.at("processes").at(0).at("inherited_counters").empty());
+    bool task_clock = false;
+    for (const auto& t : doc.at("totals"))
+        if (t.at("event") == "task_clock") task_clock = t.value("value", 0.0) > 1e8;
+    EXPECT_TRUE(task_clock) << doc.at("totals").dump();
+    EXPECT_NE(doc.at("hot_symbols").at(0).at("symbol").get<std::string>().find("measured_loop"),
+              std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockprof::test

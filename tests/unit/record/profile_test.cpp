@@ -1,0 +1,146 @@
+#include "lockprof/record/profile.hpp"
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "lockprof/common/error.hpp"
+#include "lockprof/export/folded.hpp"
+#include "lockprof/symbols/resolver.hpp"
+
+// Two functions of this test binary to put synthetic samples in; one is named like a spin
+// lock so the spin-lock view picks it up.
+extern "C" __attribute__((noinline)) int record_test_spin_wait(volatile int* flag) {
+    int n = 0;
+    while (*flag == 0 && n < 1000) ++n;
+    return n;
+}
+extern "C" __attribute__((noinline)) int record_test_hot_work(int x) {
+    for (int i = 0; i < 100; ++i) x = x * 31 + i;
+    return x;
+}
+
+namespace lockprof::record {
+namespace {
+
+std::uint64_t address_of(const void* f) {
+    return reinterpret_cast<std::uint64_t>(f);
+}
+
+workload::RawSample sample_at(std::uint64_t ip, std::uint32_t pid, std::uint64_t weight = 1000) {
+    workload::RawSample s;
+    s.ip = ip;
+    s.pid = pid;
+    s.tid = pid;
+    s.weight = weight;
+    return s;
+}
+
+RecordResult synthetic() {
+    RecordResult r;
+    r.mode = Mode::match;
+    r.match = "postgres";
+    r.duration_s = 2;
+    r.events = {"task_clock", "cycles"};
+    const auto modules = symbols::process_modules();
+    for (pid_t pid : {100, 101}) {
+        ProcessRecord p;
+        p.info = {pid, "postgres", "/bin/postgres", 0};
+        p.modules = modules;  // forked backends: identical mappings
+        TaskRecord t;
+        t.tid = pid;
+        // task_clock always ran; cycles ran half the time (multiplexed) and scales x2.
+        t.counters = {{"task_clock", 1000, 500, 500}, {"cycles", 300, 1000, 500}};
+        p.threads.push_back(t);
+        r.processes.push_back(std::move(p));
+    }
+    r.sampling = workload::SamplingInfo{};
+    r.sampling->event = "cpu-clock";
+    const auto spin = address_of(reinterpret_cast<const void*>(&record_test_spin_wait));
+    const auto hot = address_of(reinterpret_cast<const void*>(&record_test_hot_work));
+    for (int i = 0; i < 30; ++i) r.samples.push_back(sample_at(hot + 4, 100));
+    for (int i = 0; i < 10; ++i) r.samples.push_back(sample_at(spin + 4, 101));
+    for (int i = 0; i < 10; ++i) r.samples.push_back(sample_at(spin + 4, 100));
+    return r;
+}
+
+TEST(RecordProfile, TotalsSumThreadsAndScaleMultiplexedEvents) {
+    const auto p = analyse(synthetic(), {});
+    ASSERT_EQ(p.totals.size(), 2u);
+    EXPECT_DOUBLE_EQ(*p.totals[0].value, 2000);
+    EXPECT_DOUBLE_EQ(*p.totals[1].value, 1200);  // 2 x 300 x (1000/500)
+    EXPECT_DOUBLE_EQ(p.totals[0].per_second, 1000);
+    ASSERT_EQ(p.per_process.size(), 2u);
+    EXPECT_DOUBLE_EQ(*p.per_process.at(0)[0].value, 1000);
+}
+
+TEST(RecordProfile, NeverCountedEventsStayUncounted) {
+    auto r = synthetic();
+    for (auto& proc : r.processes) proc.threads[0].counters[1].running_ns = 0;
+    const auto p = analyse(r, {});
+    EXPECT_FALSE(p.totals[1].value.has_value());
+}
+
+TEST(RecordProfile, HotSymbolsAcrossProcessesOfOneImage) {
+    const auto p = analyse(synthetic(), {});
+    EXPECT_EQ(p.samples, 50u);
+    ASSERT_GE(p.hot_symbols.size(), 2u);
+    EXPECT_EQ(p.hot_symbols[0].symbol, "record_test_hot_work");
+    EXPECT_EQ(p.hot_symbols[0].samples, 30u);
+    EXPECT_DOUBLE_EQ(p.hot_symbols[0].share, 0.6);
+    EXPECT_EQ(p.hot_symbols[1].symbol, "record_test_spin_wait");
+    EXPECT_EQ(p.hot_symbols[1].processes, 2u);
+    EXPECT_EQ(p.samples_per_process.at(0), 40u);
+}
+
+TEST(RecordProfile, SpinViewSumsLockFunctionsAndNamesTheirInstruction) {
+    ProfileOptions options;
+    options.lock_pattern = "spin_wait";
+    const auto p = analyse(synthetic(), options);
+    EXPECT_DOUBLE_EQ(p.spin.share, 0.4);
+    ASSERT_EQ(p.spin.symbols.size(), 1u);
+    ASSERT_FALSE(p.spin.hot_instructions.empty());
+    EXPECT_DOUBLE_EQ(p.spin.hot_instructions[0].share_of_spin, 1.0);
+    EXPECT_FALSE(p.spin.hot_instructions[0].text.empty());
+}
+
+TEST(RecordProfile, AnnotatesTheHottestFunctionWithInstructions) {
+    const auto p = analyse(synthetic(), {});
+    ASSERT_FALSE(p.annotated.empty());
+    const auto& f = p.annotated[0];
+    EXPECT_EQ(f.name, "record_test_hot_work");
+    EXPECT_TRUE(f.error.empty()) << f.error;
+    double share = 0;
+    for (const auto& i : f.instructions) share += i.share;
+    EXPECT_NEAR(share, 0.6, 1e-9);  // the two processes' samples merged
+}
+
+TEST(RecordProfile, NoMatchingLockFunctions) {
+    ProfileOptions options;
+    options.lock_pattern = "no_such_lock";
+    const auto p = analyse(synthetic(), options);
+    EXPECT_EQ(p.spin.share, 0);
+    EXPECT_TRUE(p.spin.symbols.empty());
+}
+
+TEST(RecordProfile, SamplesOfUnknownProcessesAreUnresolved) {
+    auto r = synthetic();
+    r.samples.push_back(sample_at(0x1234, 999, 50000));
+    const auto p = analyse(r, {});
+    EXPECT_DOUBLE_EQ(p.unresolved_share, 0.5);  // 50000 of 100000
+}
+
+TEST(RecordProfile, BadLockPatternIsAUsageError) {
+    EXPECT_THROW(lock_regex("(unclosed"), UsageError);
+}
+
+TEST(RecordFolded, RootIsTheProcessName) {
+    const auto r = synthetic();
+    const auto p = analyse(r, {});
+    const auto text = exporting::to_folded_text(folded_stacks(r, p, false));
+    EXPECT_NE(text.find("postgres;record_test_hot_work 30000"), std::string::npos) << text;
+    EXPECT_NE(text.find("postgres;record_test_spin_wait 20000"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace lockprof::record
