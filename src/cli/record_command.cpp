@@ -24,10 +24,10 @@ namespace po = boost::program_options;
 namespace lockprof::cli {
 namespace {
 
-std::atomic<bool> g_stop{false};
+std::atomic<int> g_stop{0};
 
-extern "C" void on_stop_signal(int) {
-    g_stop.store(true);
+extern "C" void on_stop_signal(int signal) {
+    g_stop.store(signal);
 }
 
 // SIGINT/SIGTERM end the recording (and are delivered to a recorded command by the terminal

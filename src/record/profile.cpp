@@ -17,7 +17,9 @@ constexpr std::size_t kSpinInstructions = 5;
 // Processes that map the same files at the same addresses resolve alike.
 std::string signature(const std::vector<workload::MappedModule>& modules) {
     std::string out;
-    for (const auto& m : modules) out += fmt::format("{}@{:x}+{:x};", m.path, m.start, m.offset);
+    for (const auto& m : modules)
+        if (m.permissions.find('x') != std::string::npos)
+            out += fmt::format("{}@{:x}+{:x};", m.path, m.start, m.offset);
     return out;
 }
 
@@ -52,13 +54,17 @@ std::vector<ImageGroup> group_samples(const RecordResult& result) {
     return groups;
 }
 
+// `counted[e]`: event e counted in some thread of the recording. A thread that never ran
+// while attached has no enabled time and contributes 0 to such an event, not "not counted".
 std::vector<CounterTotal> totals_of(
     const std::vector<std::string>& events,
-    const std::vector<const std::vector<workload::CounterReading>*>& sets, double seconds) {
+    const std::vector<const std::vector<workload::CounterReading>*>& sets,
+    const std::vector<bool>& counted, double seconds) {
     std::vector<CounterTotal> out;
     for (std::size_t e = 0; e < events.size(); ++e) {
         CounterTotal t;
         t.event = events[e];
+        if (e < counted.size() && counted[e]) t.value = 0;
         for (const auto* set : sets)
             if (e < set->size())
                 if (auto v = analysis::scaled_value((*set)[e])) t.value = t.value.value_or(0) + *v;
@@ -87,6 +93,14 @@ Profile analyse(const RecordResult& result, const ProfileOptions& options) {
     Profile profile;
     // Counters: per process (its threads summed, or the command's inherited totals), overall.
     std::vector<const std::vector<workload::CounterReading>*> all;
+    std::vector<bool> counted(result.events.size(), false);
+    for (const auto& p : result.processes) {
+        for (std::size_t e = 0; e < p.inherited.size() && e < counted.size(); ++e)
+            counted[e] = counted[e] || p.inherited[e].running_ns > 0;
+        for (const auto& t : p.threads)
+            for (std::size_t e = 0; e < t.counters.size() && e < counted.size(); ++e)
+                counted[e] = counted[e] || t.counters[e].running_ns > 0;
+    }
     for (std::size_t i = 0; i < result.processes.size(); ++i) {
         const auto& p = result.processes[i];
         std::vector<const std::vector<workload::CounterReading>*> sets;
@@ -94,10 +108,10 @@ Profile analyse(const RecordResult& result, const ProfileOptions& options) {
         for (const auto& t : p.threads)
             if (!t.counters.empty()) sets.push_back(&t.counters);
         if (sets.empty()) continue;
-        profile.per_process[i] = totals_of(result.events, sets, result.duration_s);
+        profile.per_process[i] = totals_of(result.events, sets, counted, result.duration_s);
         all.insert(all.end(), sets.begin(), sets.end());
     }
-    profile.totals = totals_of(result.events, all, result.duration_s);
+    profile.totals = totals_of(result.events, all, counted, result.duration_s);
 
     std::map<pid_t, std::size_t> index_of;
     for (std::size_t i = 0; i < result.processes.size(); ++i)

@@ -37,6 +37,20 @@ std::string read_all(const std::string& path) {
     return ss.str();
 }
 
+// The executable lines of a /proc/PID/maps text: what symbols resolve against. Data
+// mappings come and go (PostgreSQL's dynamic shared memory segments) without changing that.
+std::string executable_mappings(const std::string& maps) {
+    std::string out;
+    std::istringstream in(maps);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto space = line.find(' ');
+        if (space != std::string::npos && line.size() > space + 3 && line[space + 3] == 'x')
+            out += line + "\n";
+    }
+    return out;
+}
+
 std::vector<int> online_cpus() {
     std::string text = read_all("/sys/devices/system/cpu/online");
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
@@ -70,7 +84,7 @@ struct LiveProcess {
 class Recorder {
   public:
     Recorder(const RecordSpec& spec, const std::vector<std::string>& argv,
-             const std::atomic<bool>& stop)
+             const std::atomic<int>& stop)
         : spec_(spec), stop_(stop) {
         result_.provenance = workload::collect_provenance(argv);
         result_.mode = spec.mode;
@@ -182,9 +196,11 @@ class Recorder {
             refresh_live_modules();
             const pid_t done = waitpid(child, &status, WNOHANG);
             if (done == child) break;
-            if (stop_.load() && !result_.interrupted) {
-                // The terminal sent SIGINT to CMD too; keep recording until it has exited.
+            if (const int signal = stop_.load(); signal != 0 && !result_.interrupted) {
+                // Ctrl-C reaches CMD from the terminal too; a SIGTERM sent to lockprof alone is
+                // passed on. Either way recording goes on until CMD has exited.
                 result_.interrupted = true;
+                if (signal == SIGTERM) kill(child, SIGTERM);
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
@@ -226,7 +242,7 @@ class Recorder {
                                   ? start_ + std::chrono::nanoseconds(*spec_.duration_ns)
                                   : Clock::time_point::max();
         while (true) {
-            if (stop_.load()) {
+            if (stop_.load() != 0) {
                 result_.interrupted = true;
                 break;
             }
@@ -245,7 +261,7 @@ class Recorder {
             }
             auto next = Clock::now() + kPollInterval;
             if (next > deadline) next = deadline;
-            while (Clock::now() < next && !stop_.load())
+            while (Clock::now() < next && stop_.load() == 0)
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     }
@@ -299,6 +315,11 @@ class Recorder {
                     refused = error;
                 else if (error == ESRCH)
                     continue;  // the thread ended meanwhile
+                else if (error == ENOMEM)
+                    note(
+                        fmt::format("sampling: thread {} of {} cannot be sampled: no ring buffer "
+                                    "could be mapped (see the locked-memory note)",
+                                    tid, pid));
                 else if (error)
                     note(fmt::format("sampling: thread {} of {} cannot be sampled: {}", tid, pid,
                                      pmu::explain_open_error(error, result_.sampling->event)));
@@ -343,7 +364,7 @@ class Recorder {
     void refresh_modules(pid_t pid) {
         auto& live = live_.at(pid);
         live.refreshed = Clock::now();
-        std::string maps = read_all(fmt::format("/proc/{}/maps", pid));
+        std::string maps = executable_mappings(read_all(fmt::format("/proc/{}/maps", pid)));
         if (maps.empty() || maps == live.maps) return;
         live.maps = std::move(maps);
         auto modules = symbols::process_modules(pid);
@@ -416,7 +437,7 @@ class Recorder {
     }
 
     const RecordSpec& spec_;
-    const std::atomic<bool>& stop_;
+    const std::atomic<int>& stop_;
     RecordResult result_;
     AttachContext context_;
     Clock::time_point start_{};
@@ -443,7 +464,7 @@ const char* mode_name(Mode mode) {
 }
 
 RecordResult record(const RecordSpec& spec, const std::vector<std::string>& argv,
-                    const std::atomic<bool>& stop) {
+                    const std::atomic<int>& stop) {
     return Recorder(spec, argv, stop).run();
 }
 

@@ -171,9 +171,10 @@ std::string explain_attach_refusal(const ProcessInfo& target, const AttachContex
             "or run as root",
             who, context.paranoid, pmu::paranoid_meaning(context.paranoid));
     return fmt::format(
-        "cannot attach to {}: permission denied although it runs as the same user; a security "
-        "module (SELinux, AppArmor, a container seccomp profile) may forbid perf_event_open: "
-        "run as root or check the audit log",
+        "cannot attach to {}: permission denied although it runs as the same user: it made "
+        "itself non-dumpable (prctl PR_SET_DUMPABLE, as setuid programs and ssh-agent do), or a "
+        "security module (SELinux, AppArmor, a container seccomp profile) forbids "
+        "perf_event_open; run as root, or check the audit log",
         who);
 }
 

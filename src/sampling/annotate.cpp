@@ -269,7 +269,10 @@ std::string render_function_listing(const HotFunction& f, std::string_view loop_
     if (f.instructions.empty() && f.error.empty()) return "";
     std::string out = fmt::format("\n  {} ({:.1f}% of samples)\n", f.short_name, f.share * 100);
     if (!f.error.empty()) return out + fmt::format("    not disassembled: {}\n", f.error);
-    out += fmt::format("    `|` {} ({}), `:` rest of the inlined lock()\n", loop_name, f.loop_rule);
+    const bool inlined_lock = std::any_of(f.instructions.begin(), f.instructions.end(),
+                                          [](const auto& i) { return i.in_lock; });
+    out += fmt::format("    `|` {} ({}){}\n", loop_name, f.loop_rule,
+                       inlined_lock ? ", `:` rest of the inlined lock()" : "");
     out += "     Percent    Address  Instruction\n";
     const auto& insns = f.instructions;
     std::vector<bool> show(insns.size(), insns.size() <= kWholeFunctionLimit);

@@ -93,10 +93,11 @@ class CommandError : public Error {
     int code_;
 };
 
-// Records until the target exits, the duration passes or `stop` becomes true (the CLI's
-// SIGINT handler). Throws UsageError for targets that do not exist, CommandError for
-// commands that cannot start, Error when nothing could be attached.
+// Records until the target exits, the duration passes or `stop` holds a signal number (the
+// CLI's SIGINT/SIGTERM handler; a command is passed a SIGTERM and waited for). Throws
+// UsageError for targets that do not exist, CommandError for commands that cannot start,
+// Error when nothing could be attached.
 RecordResult record(const RecordSpec& spec, const std::vector<std::string>& argv,
-                    const std::atomic<bool>& stop);
+                    const std::atomic<int>& stop);
 
 }  // namespace lockprof::record

@@ -144,3 +144,18 @@ TEST(RecordFolded, RootIsTheProcessName) {
 
 }  // namespace
 }  // namespace lockprof::record
+
+namespace lockprof::record {
+namespace {
+
+TEST(RecordProfile, IdleProcessCountsZeroForAnEventCountedElsewhere) {
+    auto r = synthetic();
+    r.processes[1].threads[0].counters[0] = {"task_clock", 0, 0, 0};  // never scheduled
+    const auto p = analyse(r, {});
+    ASSERT_TRUE(p.per_process.at(1)[0].value.has_value());
+    EXPECT_EQ(*p.per_process.at(1)[0].value, 0);
+    EXPECT_DOUBLE_EQ(*p.totals[0].value, 1000);
+}
+
+}  // namespace
+}  // namespace lockprof::record
