@@ -124,8 +124,7 @@ TEST(FoldPerfScript, WeightByPeriod) {
 }
 
 TEST(FoldPerfScript, UnrecognisedLinesReportedAndStrictFails) {
-    std::string text = "garbage here\n";
-    text.append(kCallchains).append("more garbage\n");
+    const std::string text = std::string("garbage here\n") + kCallchains + "more garbage\n";
     PerfScriptReport report;
     const auto s = fold(text, {}, report);
     EXPECT_EQ(s.total(), 3u);
