@@ -221,7 +221,8 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
         result = record::record(spec, argv, g_stop);
     }
     for (const auto& note : spec.counting.notes) result.notes.insert(result.notes.begin(), note);
-    const record::Profile profile = record::analyse(result, profile_options);
+    const record::Images images(result);
+    const record::Profile profile = record::analyse(result, images, profile_options);
 
     if (!vm["quiet"].as<bool>()) {
         std::cout << report::render_record(result, profile, profile_options.top_symbols,
@@ -232,7 +233,7 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
         write_file_atomically(vm["output"].as<std::string>(),
                               report::record_to_json(result, profile).dump(1) + "\n");
     if (vm.count("folded") || vm.count("flamegraph")) {
-        const auto stacks = record::folded_stacks(result, profile, leaf == "instruction");
+        const auto stacks = record::folded_stacks(result, images, profile, leaf == "instruction");
         if (vm.count("folded"))
             write_file_atomically(vm["folded"].as<std::string>(),
                                   exporting::to_folded_text(stacks));

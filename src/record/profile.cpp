@@ -23,37 +23,6 @@ std::string signature(const std::vector<workload::MappedModule>& modules) {
     return out;
 }
 
-struct ImageGroup {
-    std::vector<workload::MappedModule> modules;
-    std::set<pid_t> pids;
-    std::vector<const workload::RawSample*> samples;
-};
-
-// Groups of processes by mappings, and which group each sample's process belongs to. Samples
-// of processes never seen alive (no mappings) land in a group without modules: unresolved.
-std::vector<ImageGroup> group_samples(const RecordResult& result) {
-    std::map<std::string, std::size_t> by_signature;
-    std::map<pid_t, std::size_t> group_of;
-    std::vector<ImageGroup> groups;
-    for (const auto& p : result.processes) {
-        const std::string key = signature(p.modules);
-        auto [it, added] = by_signature.emplace(key, groups.size());
-        if (added) groups.push_back({p.modules, {}, {}});
-        groups[it->second].pids.insert(p.info.pid);
-        group_of[p.info.pid] = it->second;
-    }
-    for (const auto& s : result.samples) {
-        auto it = group_of.find(static_cast<pid_t>(s.pid));
-        if (it == group_of.end()) {
-            auto [g, added] = by_signature.emplace("", groups.size());
-            if (added) groups.push_back({});
-            it = group_of.emplace(static_cast<pid_t>(s.pid), g->second).first;
-        }
-        groups[it->second].samples.push_back(&s);
-    }
-    return groups;
-}
-
 // `counted[e]`: event e counted in some thread of the recording. A thread that never ran
 // while attached has no enabled time and contributes 0 to such an event, not "not counted".
 std::vector<CounterTotal> totals_of(
@@ -78,6 +47,39 @@ using FunctionKey = std::pair<std::string, std::string>;  // module, demangled n
 
 }  // namespace
 
+Images::Images(const RecordResult& result) {
+    // Samples of processes never seen alive (no mappings) land in a group without modules,
+    // and stay unresolved.
+    struct Group {
+        const std::vector<workload::MappedModule>* modules = nullptr;
+        std::vector<const workload::RawSample*> samples;
+    };
+    std::map<std::string, std::size_t> by_signature;
+    std::map<pid_t, std::size_t> group_of;
+    std::vector<Group> groups;
+    for (const auto& p : result.processes) {
+        auto [it, added] = by_signature.emplace(signature(p.modules), groups.size());
+        if (added) groups.push_back({&p.modules, {}});
+        group_of[p.info.pid] = it->second;
+    }
+    for (const auto& s : result.samples) {
+        auto it = group_of.find(static_cast<pid_t>(s.pid));
+        if (it == group_of.end()) {
+            auto [g, added] = by_signature.emplace("", groups.size());
+            if (added) groups.push_back({});
+            it = group_of.emplace(static_cast<pid_t>(s.pid), g->second).first;
+        }
+        groups[it->second].samples.push_back(&s);
+    }
+    static const std::vector<workload::MappedModule> kNone;
+    for (auto& g : groups) {
+        if (g.samples.empty()) continue;
+        const auto& modules = g.modules ? *g.modules : kNone;
+        images_.push_back(
+            {std::move(g.samples), !modules.empty(), symbols::SymbolResolver(modules)});
+    }
+}
+
 std::regex lock_regex(const std::string& pattern) {
     try {
         return std::regex(pattern, std::regex::ECMAScript);
@@ -89,7 +91,7 @@ std::regex lock_regex(const std::string& pattern) {
     }
 }
 
-Profile analyse(const RecordResult& result, const ProfileOptions& options) {
+Profile analyse(const RecordResult& result, const Images& images, const ProfileOptions& options) {
     Profile profile;
     // Counters: per process (its threads summed, or the command's inherited totals), overall.
     std::vector<const std::vector<workload::CounterReading>*> all;
@@ -134,9 +136,8 @@ Profile analyse(const RecordResult& result, const ProfileOptions& options) {
     std::map<FunctionKey, std::set<pid_t>> pids_of;
     std::map<FunctionKey, sampling::HotFunction> annotated;
     double unresolved = 0;
-    for (const auto& group : group_samples(result)) {
-        if (group.samples.empty()) continue;
-        const symbols::SymbolResolver resolver(group.modules);
+    for (const auto& group : images.all()) {
+        const auto& resolver = group.resolver;
         for (const auto& path : resolver.changed_modules())
             profile.warnings.push_back(fmt::format(
                 "'{}' changed since it was recorded (build id differs): annotation may be wrong",
@@ -166,7 +167,7 @@ Profile analyse(const RecordResult& result, const ProfileOptions& options) {
             sym.weight += cw.second;
             pids_of[key].insert(pids_at[ip].begin(), pids_at[ip].end());
         }
-        if (group.modules.empty()) continue;
+        if (!group.has_modules) continue;
         sampling::Annotator annotator(resolver, annotate);
         const auto cell = annotator.annotate(group.samples);
         for (const auto& f : cell.functions) {
@@ -227,15 +228,18 @@ Profile analyse(const RecordResult& result, const ProfileOptions& options) {
     }
     // Keep the listings to the hottest functions plus the lock functions.
     std::vector<sampling::HotFunction> kept;
-    for (std::size_t i = 0; i < profile.annotated.size(); ++i)
-        if (i < options.annotate.top_functions || is_lock(profile.annotated[i].name))
-            kept.push_back(std::move(profile.annotated[i]));
+    for (std::size_t i = 0; i < profile.annotated.size(); ++i) {
+        const bool lock = is_lock(profile.annotated[i].name);
+        if (i >= options.annotate.top_functions && !lock) continue;
+        kept.push_back(std::move(profile.annotated[i]));
+        profile.lock_function.push_back(lock);
+    }
     profile.annotated = std::move(kept);
     return profile;
 }
 
-exporting::FoldedStacks folded_stacks(const RecordResult& result, const Profile& profile,
-                                      bool instruction_leaf) {
+exporting::FoldedStacks folded_stacks(const RecordResult& result, const Images& images,
+                                      const Profile& profile, bool instruction_leaf) {
     exporting::FoldedStacks stacks;
     std::map<pid_t, std::string> name_of;
     for (const auto& p : result.processes)
@@ -245,8 +249,8 @@ exporting::FoldedStacks folded_stacks(const RecordResult& result, const Profile&
         for (const auto& f : profile.annotated)
             for (const auto& i : f.instructions)
                 mnemonic_at[{f.module, i.instruction.address}] = i.instruction.mnemonic;
-    for (const auto& group : group_samples(result)) {
-        const symbols::SymbolResolver resolver(group.modules);
+    for (const auto& group : images.all()) {
+        const auto& resolver = group.resolver;
         auto frame = [&](std::uint64_t address) {
             const auto loc = resolver.resolve(address);
             return loc.has_symbol() ? symbols::short_name(loc.symbol)

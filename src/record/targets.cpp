@@ -1,5 +1,6 @@
 #include "lockprof/record/targets.hpp"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,15 +46,10 @@ std::string status_field(const fs::path& path, std::string_view key) {
 }
 
 std::string user_name(uid_t uid) {
-    std::ifstream in("/etc/passwd");
-    std::string line;
-    while (std::getline(in, line)) {
-        std::istringstream fields(line);
-        std::string name, password, id;
-        if (std::getline(fields, name, ':') && std::getline(fields, password, ':') &&
-            std::getline(fields, id, ':') && id == std::to_string(uid))
-            return name;
-    }
+    passwd entry{}, *found = nullptr;
+    std::vector<char> buffer(16384);
+    if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found)
+        return found->pw_name;
     return std::to_string(uid);
 }
 

@@ -20,7 +20,9 @@ json spread_json(const analysis::Spread& s) {
             {"trials", s.values}};
 }
 
-json provenance_json_impl(const workload::Provenance& p) {
+}  // namespace
+
+json provenance_json(const workload::Provenance& p) {
     return {{"lockprof_version", p.lockprof_version},
             {"git_revision", p.git_revision},
             {"command_line", p.command_line},
@@ -41,6 +43,8 @@ json provenance_json_impl(const workload::Provenance& p) {
             {"build_type", p.build_type},
             {"assertions", p.assertions}};
 }
+
+namespace {
 
 json spec_json(const workload::RunSpec& s) {
     json j = {{"locks", s.locks},
@@ -99,7 +103,9 @@ json thread_json(const workload::ThreadResult& t) {
     return j;
 }
 
-json sampling_json_impl(const workload::SamplingInfo& s) {
+}  // namespace
+
+json sampling_json(const workload::SamplingInfo& s) {
     json modules = json::array();
     for (const auto& m : s.modules)
         modules.push_back({{"path", m.path},
@@ -119,6 +125,8 @@ json sampling_json_impl(const workload::SamplingInfo& s) {
             {"precise_note", s.precise_note},
             {"modules", modules}};
 }
+
+namespace {
 
 workload::SamplingInfo sampling_from_json(const json& j) {
     workload::SamplingInfo s;
@@ -203,14 +211,14 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
     json doc = {{"schema", kSchemaName},
                 {"schema_version", kSchemaVersion},
                 {"interrupted", run.interrupted},
-                {"provenance", provenance_json_impl(run.provenance)},
+                {"provenance", provenance_json(run.provenance)},
                 {"config", spec_json(run.spec)},
                 {"calibration",
                  {{"burn_iterations_per_ns", run.calibration.burn_iterations_per_ns},
                   {"ticks_per_ns", run.calibration.ticks_per_ns}}},
                 {"notes", run.notes},
                 {"cells", cells}};
-    if (run.sampling) doc["sampling"] = sampling_json_impl(*run.sampling);
+    if (run.sampling) doc["sampling"] = sampling_json(*run.sampling);
     return doc;
 }
 
@@ -344,14 +352,6 @@ workload::RunResult read_result(const std::filesystem::path& path) {
         throw UsageError(
             fmt::format("'{}' is not a complete lockprof result: {}", path.string(), e.what()));
     }
-}
-
-json provenance_json(const workload::Provenance& provenance) {
-    return provenance_json_impl(provenance);
-}
-
-json sampling_json(const workload::SamplingInfo& sampling) {
-    return sampling_json_impl(sampling);
 }
 
 }  // namespace lockprof::report

@@ -1,7 +1,6 @@
 #include "lockprof/report/record_report.hpp"
 
 #include <filesystem>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -154,7 +153,7 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
             out += fmt::format("    {:5.1f}% of spin samples on {:x} `{}` in {}\n",
                                i.share_of_spin * 100, i.address, i.text, i.symbol);
         for (std::size_t i = listing_top; i < p.annotated.size(); ++i)
-            if (std::regex_search(p.annotated[i].name, std::regex(p.spin.pattern)))
+            if (p.lock_function[i])
                 out += sampling::render_function_listing(p.annotated[i], "hottest loop");
     }
     for (const auto& w : p.warnings) out += fmt::format("warning: {}\n", w);

@@ -18,6 +18,7 @@
 #include "lockprof/export/folded.hpp"
 #include "lockprof/record/recorder.hpp"
 #include "lockprof/sampling/annotate.hpp"
+#include "lockprof/symbols/resolver.hpp"
 
 namespace lockprof::record {
 
@@ -69,19 +70,43 @@ struct Profile {
     double unresolved_share = 0;
     std::map<std::size_t, std::uint64_t> samples_per_process;  // by process index
     std::vector<SymbolShare> hot_symbols;                      // hottest first
-    std::vector<sampling::HotFunction> annotated;              // with instructions, hottest first
+    // With instructions, hottest first: the top annotate.top_functions, then any others that
+    // match the lock pattern; lock_function[i] says whether annotated[i] matches it.
+    std::vector<sampling::HotFunction> annotated;
+    std::vector<bool> lock_function;
     SpinView spin;
     std::vector<std::string> warnings;
+};
+
+// The recorded processes grouped by identical executable mappings (forked backends share
+// them), each group with its samples and one symbol resolver. Built once, because a resolver
+// reads every module's ELF file; analyse() and folded_stacks() both use it. Refers to
+// `result`, which must outlive it.
+class Images {
+  public:
+    struct Image {
+        std::vector<const workload::RawSample*> samples;
+        bool has_modules = false;  // false: samples of processes never seen alive
+        symbols::SymbolResolver resolver;
+    };
+    explicit Images(const RecordResult& result);
+    const std::vector<Image>& all() const { return images_; }
+
+  private:
+    std::vector<Image> images_;
 };
 
 // Throws UsageError for an invalid lock pattern.
 std::regex lock_regex(const std::string& pattern);
 
-Profile analyse(const RecordResult& result, const ProfileOptions& options);
+Profile analyse(const RecordResult& result, const Images& images, const ProfileOptions& options);
+inline Profile analyse(const RecordResult& result, const ProfileOptions& options) {
+    return analyse(result, Images(result), options);
+}
 
 // Folded stacks: root frame the process name ("postgres"), callers root first, leaf the
 // sampled function (or, with instruction_leaf, "func+0x1c pause" for annotated functions).
-exporting::FoldedStacks folded_stacks(const RecordResult& result, const Profile& profile,
-                                      bool instruction_leaf);
+exporting::FoldedStacks folded_stacks(const RecordResult& result, const Images& images,
+                                      const Profile& profile, bool instruction_leaf);
 
 }  // namespace lockprof::record

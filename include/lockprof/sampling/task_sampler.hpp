@@ -41,8 +41,6 @@ class TaskSampler {
     void stop();
 
     std::uint64_t lost() const;
-    std::size_t buffers() const { return rings_.size(); }
-    const workload::SamplingInfo& info() const { return info_; }
     // Distinct problems met (buffers that had to shrink, mmap failures), one line each.
     std::vector<std::string> notes() const { return {notes_.begin(), notes_.end()}; }
 

@@ -137,7 +137,7 @@ TEST(RecordProfile, BadLockPatternIsAUsageError) {
 TEST(RecordFolded, RootIsTheProcessName) {
     const auto r = synthetic();
     const auto p = analyse(r, {});
-    const auto text = exporting::to_folded_text(folded_stacks(r, p, false));
+    const auto text = exporting::to_folded_text(folded_stacks(r, Images(r), p, false));
     EXPECT_NE(text.find("postgres;record_test_hot_work 30000"), std::string::npos) << text;
     EXPECT_NE(text.find("postgres;record_test_spin_wait 20000"), std::string::npos) << text;
 }
