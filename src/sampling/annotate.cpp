@@ -61,12 +61,11 @@ const CodeCache::Code& code_for(CodeCache& cache, const symbols::Disassembler& d
             bool in_lock = whole_is_lock;
             for (const auto& name : resolver.inlined_at(runtime)) in_lock |= is_lock_function(name);
             code.in_lock.push_back(in_lock);
-            const auto where = resolver.resolve(runtime);
+            const auto [file, line] = resolver.source_line(runtime);
             std::string source;
-            if (!where.source_file.empty())
-                source = fmt::format("{}:{}",
-                                     std::filesystem::path(where.source_file).filename().string(),
-                                     where.source_line);
+            if (!file.empty())
+                source =
+                    fmt::format("{}:{}", std::filesystem::path(file).filename().string(), line);
             code.source.push_back(source != last_source ? source : "");
             last_source = source;
         }

@@ -9,12 +9,17 @@
 #include <gelf.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <iterator>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -32,42 +37,107 @@ std::string demangle(std::string_view name) {
     return result;
 }
 
+namespace {
+
+bool is_identifier_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '~' || c == '$';
+}
+
+// "name@@GLIBC_2.34", "llseek@GLIBC_2.2.5": the symbol version libdwfl reports for versioned
+// ELF symbols, dropped from short names.
+std::string_view without_version(std::string_view name) {
+    const auto at = name.find('@');
+    if (at == std::string_view::npos || at == 0) return name;
+    for (std::size_t i = at; i < name.size(); ++i)
+        if (!(is_identifier_char(name[i]) || name[i] == '@' || name[i] == '.')) return name;
+    return name.substr(0, at);
+}
+
+// True when `operator` starts at `i` as a whole word.
+bool operator_at(std::string_view s, std::size_t i) {
+    constexpr std::string_view kOperator = "operator";
+    if (s.substr(i, kOperator.size()) != kOperator) return false;
+    if (i > 0 && is_identifier_char(s[i - 1])) return false;
+    const std::size_t after = i + kOperator.size();
+    return after >= s.size() || !is_identifier_char(s[after]);
+}
+
+// Index just past the operator's own token: "()" in "operator()(int)", "<<" in "operator<<
+// <T>(...)", "new[]", "delete"; a conversion operator's type ("operator bool") is left to the
+// caller's scan.
+std::size_t skip_operator_token(std::string_view s, std::size_t i) {
+    i += std::string_view("operator").size();
+    while (i < s.size() && s[i] == ' ') ++i;
+    if (s.substr(i, 2) == "()" || s.substr(i, 2) == "[]") return i + 2;
+    for (std::string_view word : {"new", "delete"})
+        if (s.substr(i, word.size()) == word) {
+            i += word.size();
+            return s.substr(i, 2) == "[]" ? i + 2 : i;
+        }
+    while (i < s.size() && std::string_view("+-*/%^&|~!=<>,").find(s[i]) != std::string_view::npos)
+        ++i;
+    return i;
+}
+
+constexpr std::string_view kAnonymous = "(anonymous namespace)";
+
+}  // namespace
+
 std::string short_name(std::string_view name) {
-    // Drop the parameter list: the last top-level '(' that is not inside template brackets.
+    name = without_version(name);
+    // One scan finds the parameter list (the first top-level '(' outside template brackets) and
+    // the start of the name proper (after the last top-level space: a return type, "void
+    // f<...>"). An operator's own token and the spaces around it ("operator<< <T>", "operator
+    // new", "operator bool") belong to the name.
     int depth = 0;
-    std::size_t params = std::string_view::npos;
+    std::size_t start = 0, params = std::string_view::npos;
+    bool in_operator = false;
     for (std::size_t i = 0; i < name.size(); ++i) {
         const char c = name[i];
-        if (c == '<') ++depth;
-        if (c == '>') --depth;
+        if (depth == 0 && operator_at(name, i)) {
+            in_operator = true;
+            i = skip_operator_token(name, i) - 1;
+            continue;
+        }
+        if (depth == 0 && name.substr(i).starts_with(kAnonymous)) {
+            i += kAnonymous.size() - 1;  // a qualifier, not a parameter list
+            continue;
+        }
         if (c == '(' && depth == 0 && i > 0) {
             params = i;
             break;
         }
+        if (c == '<' || c == '(') ++depth;
+        if ((c == '>' || c == ')') && depth > 0) --depth;
+        if (c == ' ' && depth == 0 && !in_operator) start = i + 1;
     }
-    std::string_view base = name.substr(0, params);
-    // Drop a leading return type ("void f<...>"): text before the last top-level space.
-    depth = 0;
-    std::size_t start = 0;
-    for (std::size_t i = 0; i < base.size(); ++i) {
-        if (base[i] == '<' || base[i] == '(') ++depth;
-        if (base[i] == '>' || base[i] == ')') --depth;
-        if (base[i] == ' ' && depth == 0) start = i + 1;
-    }
-    base = base.substr(start);
-    // Drop every namespace/class qualifier "a::b::" (inside template arguments too).
+    std::string_view base = name.substr(
+        start, params == std::string_view::npos ? std::string_view::npos : params - start);
+    // Drop namespace qualifiers "a::b::" (inside template arguments too) and "(anonymous
+    // namespace)::"; a class template's scope stays ("basic_filebuf<char>::open"), since the
+    // member name alone would not say which class.
     std::string out;
     std::size_t token_start = 0;
     for (std::size_t i = 0; i < base.size(); ++i) {
         const char c = base[i];
+        if (base.substr(i).starts_with(kAnonymous) &&
+            base.substr(i + kAnonymous.size()).starts_with("::")) {
+            i += kAnonymous.size() + 1;
+            token_start = out.size();
+            continue;
+        }
         if (c == ':' && i + 1 < base.size() && base[i + 1] == ':') {
-            out.resize(token_start);
+            if (!out.empty() && out.back() == '>') {
+                out += "::";
+            } else {
+                out.resize(token_start);
+            }
+            token_start = out.size();
             ++i;
             continue;
         }
         out += c;
-        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '~'))
-            token_start = out.size();
+        if (!is_identifier_char(c)) token_start = out.size();
     }
     return out;
 }
@@ -102,7 +172,9 @@ std::vector<workload::MappedModule> process_modules(pid_t pid) {
         std::string range, perms, offset, device, inode, file;
         fields >> range >> perms >> offset >> device >> inode;
         std::getline(fields >> std::ws, file);
-        if (file.empty() || file[0] != '/' || file.find(" (deleted)") != std::string::npos)
+        // Files, and the vDSO (clock_gettime's code: named, though not resolved).
+        if (file != kVdso &&
+            (file.empty() || file[0] != '/' || file.find(" (deleted)") != std::string::npos))
             continue;
         workload::MappedModule m;
         const auto dash = range.find('-');
@@ -112,18 +184,41 @@ std::vector<workload::MappedModule> process_modules(pid_t pid) {
         m.permissions = perms;
         m.path = file;
         auto [it, inserted] = build_ids.try_emplace(file);
-        if (inserted) it->second = build_id_of(file);
+        if (inserted && file != kVdso) it->second = build_id_of(file);
         m.build_id = it->second;
         modules.push_back(std::move(m));
     }
     return modules;
 }
 
+namespace {
+
+// DWARF line info: source file and line of `address`, {"", 0} without it.
+std::pair<std::string, int> line_of(Dwfl_Module* module, std::uint64_t address) {
+    Dwfl_Line* line = dwfl_module_getsrc(module, address);
+    if (!line) return {};
+    int line_number = 0;
+    const char* source = dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
+    return {source ? source : "", line_number};
+}
+
+}  // namespace
+
 struct SymbolResolver::Impl {
     Dwfl_Callbacks callbacks{};
     char* debuginfo_path = nullptr;
     Dwfl* dwfl = nullptr;
     mutable std::map<std::uint64_t, Location> cache;
+    // The recorded mappings, start -> end. libdwfl gives a module the whole span of its ELF
+    // segments, gaps and .bss included, where anonymous memory (JIT code) can be mapped; an
+    // address outside every mapping belongs to no file.
+    std::map<std::uint64_t, std::uint64_t> mapped;
+    std::map<std::uint64_t, std::uint64_t> vdso;  // start -> end; not given to libdwfl
+
+    bool is_mapped(std::uint64_t address) const {
+        auto it = mapped.upper_bound(address);
+        return it != mapped.begin() && address < std::prev(it)->second;
+    }
 
     ~Impl() {
         if (dwfl) dwfl_end(dwfl);
@@ -145,6 +240,11 @@ SymbolResolver::SymbolResolver(const std::vector<workload::MappedModule>& module
     std::map<std::string, bool> checked;
     std::map<std::string, std::size_t> inode;
     for (const auto& m : modules) {
+        impl_->mapped[m.start] = std::max(impl_->mapped[m.start], m.end);
+        if (m.path == kVdso) {
+            impl_->vdso[m.start] = m.end;
+            continue;
+        }
         const std::size_t ino = inode.try_emplace(m.path, inode.size() + 1).first->second;
         maps += fmt::format("{:x}-{:x} {} {:08x} 00:00 {} {}\n", m.start, m.end,
                             m.permissions.empty() ? "r-xp" : m.permissions, m.offset, ino, m.path);
@@ -168,7 +268,14 @@ SymbolResolver& SymbolResolver::operator=(SymbolResolver&&) noexcept = default;
 Location SymbolResolver::resolve(std::uint64_t address) const {
     if (auto it = impl_->cache.find(address); it != impl_->cache.end()) return it->second;
     Location loc;
-    Dwfl_Module* module = dwfl_addrmodule(impl_->dwfl, address);
+    if (auto v = impl_->vdso.upper_bound(address);
+        v != impl_->vdso.begin() && address < std::prev(v)->second) {
+        loc.module = std::string(kVdso);
+        loc.bias = std::prev(v)->first;
+        return impl_->cache.emplace(address, loc).first->second;
+    }
+    Dwfl_Module* module =
+        impl_->is_mapped(address) ? dwfl_addrmodule(impl_->dwfl, address) : nullptr;
     if (module) {
         const char* main_file = nullptr;
         const char* name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr,
@@ -196,16 +303,18 @@ Location SymbolResolver::resolve(std::uint64_t address) const {
             loc.symbol_start = address - offset;
             loc.symbol_size = sym.st_size;
         }
-        if (Dwfl_Line* line = dwfl_module_getsrc(module, address)) {
-            int line_number = 0;
-            const char* source =
-                dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
-            if (source) loc.source_file = source;
-            loc.source_line = line_number;
-        }
+        std::tie(loc.source_file, loc.source_line) = line_of(module, address);
     }
     impl_->cache.emplace(address, loc);
     return loc;
+}
+
+std::pair<std::string, int> SymbolResolver::source_line(std::uint64_t address) const {
+    if (auto it = impl_->cache.find(address); it != impl_->cache.end())
+        return {it->second.source_file, it->second.source_line};
+    Dwfl_Module* module =
+        impl_->is_mapped(address) ? dwfl_addrmodule(impl_->dwfl, address) : nullptr;
+    return module ? line_of(module, address) : std::pair<std::string, int>{};
 }
 
 std::vector<std::string> SymbolResolver::inlined_at(std::uint64_t address) const {

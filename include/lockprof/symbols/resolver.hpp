@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lockprof/workload/results.hpp"
@@ -18,7 +19,8 @@
 namespace lockprof::symbols {
 
 struct Location {
-    std::string module;              // path of the ELF file, "" when no module maps the address
+    std::string module;              // path of the ELF file ("[vdso]" for the vDSO), "" when no
+                                     // mapping covers the address
     std::uint64_t bias = 0;          // runtime address - file (link-time) address
     std::string symbol;              // demangled; "" when no symbol covers the address
     std::uint64_t symbol_start = 0;  // runtime address of the symbol
@@ -31,7 +33,12 @@ struct Location {
     std::uint64_t file_address(std::uint64_t runtime) const { return runtime - bias; }
 };
 
-// The file-backed mappings of process `pid` (0: this process), with GNU build ids.
+// The vDSO, the kernel's code mapped into every process (clock_gettime, gettimeofday): listed
+// with the mappings so samples in it are named "[vdso]", though not resolved to symbols.
+inline constexpr std::string_view kVdso = "[vdso]";
+
+// The file-backed mappings of process `pid` (0: this process), with GNU build ids, and its
+// vDSO (path kVdso, no build id).
 std::vector<workload::MappedModule> process_modules(pid_t pid = 0);
 
 class SymbolResolver {
@@ -47,6 +54,11 @@ class SymbolResolver {
     }
 
     Location resolve(std::uint64_t address) const;
+
+    // Only the source file and line of `address` ({"", 0} without DWARF), what resolve() gives
+    // in source_file/source_line without its symbol search: libdwfl finds a symbol by scanning
+    // the whole symbol table, too slow for every instruction of a listing.
+    std::pair<std::string, int> source_line(std::uint64_t address) const;
 
     // Qualified names of the functions inlined at `address`, innermost first (for an
     // instruction of TasLock::lock inlined into measured_loop: "...TasLock<...>::try_lock(...)",

@@ -110,5 +110,35 @@ TEST(Names, DemangleAndShorten) {
     EXPECT_EQ(short_name("lockprof::cli::main(int, char**)"), "main");
 }
 
+// Names as real programs' libraries give them (libstdc++, glibc's versioned symbols), which
+// `lockprof record` shows in its hottest-symbol table and flamegraphs.
+TEST(Names, ShortNamesOfLibraryFunctions) {
+    // A class template's scope stays: the member name alone would not say which class.
+    EXPECT_EQ(short_name("std::basic_filebuf<char, std::char_traits<char> >::open(char const*, "
+                         "std::_Ios_Openmode)"),
+              "basic_filebuf<char, char_traits<char> >::open");
+    EXPECT_EQ(short_name("lockprof::locks::native::TasLock<(lockprof::arch::Delay)1>::lock()"),
+              "TasLock<(Delay)1>::lock");
+    // Operators keep their token and the spaces that belong to it.
+    EXPECT_EQ(short_name("operator delete(void*)"), "operator delete");
+    EXPECT_EQ(short_name("operator new[](unsigned long)"), "operator new[]");
+    EXPECT_EQ(short_name("std::basic_ostream<char, std::char_traits<char> >& std::operator<< "
+                         "<std::char_traits<char> >(std::basic_ostream<char, "
+                         "std::char_traits<char> >&, char const*)"),
+              "operator<< <char_traits<char> >");
+    EXPECT_EQ(short_name("app::Hasher::operator()(int) const"), "operator()");
+    EXPECT_EQ(short_name("std::vector<int, std::allocator<int> >::operator[](unsigned long)"),
+              "vector<int, allocator<int> >::operator[]");
+    EXPECT_EQ(short_name("app::Flag::operator bool() const"), "operator bool");
+    EXPECT_EQ(short_name("bool app::operator<(app::Key const&, app::Key const&)"), "operator<");
+    // Anonymous namespaces are qualifiers like any other.
+    EXPECT_EQ(short_name("(anonymous namespace)::helper(int)"), "helper");
+    EXPECT_EQ(short_name("void app::(anonymous namespace)::run<int>(int)"), "run<int>");
+    // Symbol versions of glibc's exported functions go.
+    EXPECT_EQ(short_name("pthread_spin_lock@@GLIBC_2.34"), "pthread_spin_lock");
+    EXPECT_EQ(short_name("llseek@GLIBC_2.2.5"), "llseek");
+    EXPECT_EQ(short_name("s_lock"), "s_lock");
+}
+
 }  // namespace
 }  // namespace lockprof::symbols
