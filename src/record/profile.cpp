@@ -7,6 +7,7 @@
 
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/sampling/stacks.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 namespace lockprof::record {
@@ -152,15 +153,15 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
         }
         for (const auto& [ip, cw] : at_ip) {
             const auto loc = resolver.resolve(ip);
-            if (!loc.has_symbol()) {
-                unresolved += cw.second;
-                continue;
-            }
+            // Code no symbol covers counts per module: "[no symbol] postgres" says where.
+            if (!loc.has_symbol()) unresolved += cw.second;
             const FunctionKey key{loc.module, loc.symbol};
             auto& sym = symbols[key];
-            if (sym.symbol.empty()) {
+            if (sym.samples == 0) {
                 sym.symbol = loc.symbol;
-                sym.short_name = symbols::short_name(loc.symbol);
+                sym.short_name = loc.has_symbol()     ? symbols::short_name(loc.symbol)
+                                 : loc.module.empty() ? "[unknown]"
+                                                      : "[no symbol]";
                 sym.module = loc.module;
             }
             sym.samples += cw.first;
@@ -207,7 +208,7 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
     profile.spin.pattern = options.lock_pattern;
     double spin_weight = 0;
     for (const auto& sym : profile.hot_symbols)
-        if (is_lock(sym.symbol)) {
+        if (!sym.symbol.empty() && is_lock(sym.symbol)) {
             profile.spin.symbols.push_back(sym);
             spin_weight += sym.weight;
         }
@@ -244,38 +245,15 @@ exporting::FoldedStacks folded_stacks(const RecordResult& result, const Images& 
     std::map<pid_t, std::string> name_of;
     for (const auto& p : result.processes)
         name_of[p.info.pid] = p.info.comm.empty() ? std::to_string(p.info.pid) : p.info.comm;
-    std::map<std::pair<std::string, std::uint64_t>, std::string> mnemonic_at;
-    if (instruction_leaf)
-        for (const auto& f : profile.annotated)
-            for (const auto& i : f.instructions)
-                mnemonic_at[{f.module, i.instruction.address}] = i.instruction.mnemonic;
+    const auto mnemonics =
+        instruction_leaf ? sampling::mnemonics_of(profile.annotated) : sampling::MnemonicMap{};
     for (const auto& group : images.all()) {
-        const auto& resolver = group.resolver;
-        auto frame = [&](std::uint64_t address) {
-            const auto loc = resolver.resolve(address);
-            return loc.has_symbol() ? symbols::short_name(loc.symbol)
-                                    : fmt::format("[unknown {:#x}]", address);
-        };
+        sampling::StackFolder folder(group.resolver, instruction_leaf, &mnemonics);
         for (const auto* s : group.samples) {
             const auto name = name_of.find(static_cast<pid_t>(s->pid));
-            std::vector<std::string> frames{name != name_of.end() ? name->second
-                                                                  : std::to_string(s->pid)};
-            // Return addresses point after the call; -1 lands inside it.
-            for (auto it = s->callchain.rbegin(); it != s->callchain.rend(); ++it)
-                frames.push_back(frame(*it - 1));
-            frames.push_back(frame(s->ip));
-            if (instruction_leaf) {
-                const auto loc = resolver.resolve(s->ip);
-                std::string leaf =
-                    loc.has_symbol()
-                        ? fmt::format("{}+{:#x}", symbols::short_name(loc.symbol), loc.offset)
-                        : fmt::format("{:#x}", s->ip);
-                if (auto m = mnemonic_at.find({loc.module, loc.file_address(s->ip)});
-                    m != mnemonic_at.end())
-                    leaf += " " + m->second;
-                frames.push_back(std::move(leaf));
-            }
-            stacks.add(frames, s->weight);
+            stacks.add(
+                folder.frames(name != name_of.end() ? name->second : std::to_string(s->pid), *s),
+                s->weight);
         }
     }
     return stacks;

@@ -137,8 +137,8 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
                            std::to_string(sym.processes), sym.short_name, basename(sym.module)});
         }
         if (p.unresolved_share > 0)
-            table.add_row(
-                {fmt::format("{:.2f}%", p.unresolved_share * 100), "", "", "[no symbol]", ""});
+            table.add_row({fmt::format("{:.2f}%", p.unresolved_share * 100), "", "",
+                           "[no symbol] in all modules (see docs/record.md, Symbols)", ""});
         if (p.samples > 0) out += table.render("  ");
         if (p.samples > 0 && listing_top > 0) {
             out += fmt::format("\nAnnotation: the hottest functions ({})\n", s.precise_note);

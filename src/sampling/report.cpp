@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "lockprof/sampling/stacks.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 namespace lockprof::sampling {
@@ -47,41 +48,17 @@ exporting::FoldedStacks folded_stacks(const workload::RunResult& run,
     exporting::FoldedStacks stacks;
     if (!run.sampling) return stacks;
     const symbols::SymbolResolver resolver(run.sampling->modules);
-    auto frame = [&](std::uint64_t address) {
-        const auto loc = resolver.resolve(address);
-        return loc.has_symbol() ? symbols::short_name(loc.symbol)
-                                : fmt::format("[unknown {:#x}]", address);
-    };
-    for (std::size_t c = 0; c < run.cells.size(); ++c) {
-        const auto& cell = run.cells[c];
-        // Mnemonics of the annotated functions' instructions, for instruction leaves.
-        std::map<std::uint64_t, std::string> mnemonic_at;
-        if (instruction_leaf && c < attribution.cells.size())
-            for (const auto& f : attribution.cells[c].functions)
-                for (const auto& i : f.instructions)
-                    mnemonic_at[i.runtime_address] = i.instruction.mnemonic;
+    // Mnemonics of the annotated functions' instructions, for instruction leaves; cells share
+    // the binary, so one map serves them all.
+    MnemonicMap mnemonics;
+    if (instruction_leaf)
+        for (const auto& cell : attribution.cells) mnemonics.merge(mnemonics_of(cell.functions));
+    StackFolder folder(resolver, instruction_leaf, &mnemonics);
+    for (const auto& cell : run.cells) {
         const std::string root = fmt::format("{}/{}t", cell.lock, cell.threads);
         for (const auto& trial : cell.trials)
             for (const auto& thread : trial.threads)
-                for (const auto& s : thread.samples) {
-                    std::vector<std::string> frames{root};
-                    // Return addresses point after the call; -1 lands inside it.
-                    for (auto it = s.callchain.rbegin(); it != s.callchain.rend(); ++it)
-                        frames.push_back(frame(*it - 1));
-                    frames.push_back(frame(s.ip));
-                    if (instruction_leaf) {
-                        const auto loc = resolver.resolve(s.ip);
-                        std::string leaf =
-                            loc.has_symbol()
-                                ? fmt::format("{}+{:#x}", symbols::short_name(loc.symbol),
-                                              loc.offset)
-                                : fmt::format("{:#x}", s.ip);
-                        if (auto m = mnemonic_at.find(s.ip); m != mnemonic_at.end())
-                            leaf += " " + m->second;
-                        frames.push_back(std::move(leaf));
-                    }
-                    stacks.add(frames, s.weight);
-                }
+                for (const auto& s : thread.samples) stacks.add(folder.frames(root, s), s.weight);
     }
     return stacks;
 }

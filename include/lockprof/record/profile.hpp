@@ -36,8 +36,11 @@ struct CounterTotal {
     double per_second = 0;
 };
 
+// A function's samples; or, with an empty `symbol`, the samples in code of `module` that no
+// symbol covers (short_name "[no symbol]"; "[unknown]" with no module either: JIT code,
+// anonymous memory), so a stripped binary's share shows where it is.
 struct SymbolShare {
-    std::string symbol;      // demangled
+    std::string symbol;      // demangled; "" for the unresolved code of `module`
     std::string short_name;  // for tables
     std::string module;      // path of the DSO
     std::uint64_t samples = 0;
@@ -67,7 +70,7 @@ struct Profile {
     std::map<std::size_t, std::vector<CounterTotal>> per_process;  // by process index
     std::uint64_t samples = 0;
     double total_weight = 0;
-    double unresolved_share = 0;
+    double unresolved_share = 0;  // of all samples: the "[no symbol]"/"[unknown]" entries
     std::map<std::size_t, std::uint64_t> samples_per_process;  // by process index
     std::vector<SymbolShare> hot_symbols;                      // hottest first
     // With instructions, hottest first: the top annotate.top_functions, then any others that

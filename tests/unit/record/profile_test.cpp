@@ -128,6 +128,17 @@ TEST(RecordProfile, SamplesOfUnknownProcessesAreUnresolved) {
     r.samples.push_back(sample_at(0x1234, 999, 50000));
     const auto p = analyse(r, {});
     EXPECT_DOUBLE_EQ(p.unresolved_share, 0.5);  // 50000 of 100000
+    // Ranked with the functions, so a large unresolved share shows at the top of the table.
+    ASSERT_FALSE(p.hot_symbols.empty());
+    EXPECT_EQ(p.hot_symbols[0].short_name, "[unknown]");
+    EXPECT_TRUE(p.hot_symbols[0].symbol.empty());
+    EXPECT_DOUBLE_EQ(p.hot_symbols[0].share, 0.5);
+    // A pattern that matches any name still never takes unresolved code for a lock.
+    ProfileOptions options;
+    options.lock_pattern = ".*";
+    EXPECT_DOUBLE_EQ(analyse(r, options).spin.share, 0.5);
+    const auto text = exporting::to_folded_text(folded_stacks(r, Images(r), p, false));
+    EXPECT_NE(text.find("999;[unknown] 50000"), std::string::npos) << text;
 }
 
 TEST(RecordProfile, BadLockPatternIsAUsageError) {
