@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -381,6 +382,7 @@ class Recorder {
     // with their mappings, while they are alive.
     void drain_samples() {
         if (!sampler_) return;
+        for (auto& e : sampler_->take_events()) task_events_.push_back(std::move(e));
         for (auto& s : sampler_->drain()) {
             const auto pid = static_cast<pid_t>(s.pid);
             if (pid > 0 && !known_.count(pid) && spec_.mode == Mode::command) {
@@ -411,6 +413,16 @@ class Recorder {
         if (sampler_) {
             sampler_->stop();
             drain_samples();
+            for (auto& e : sampler_->take_events()) task_events_.push_back(std::move(e));
+            // Children that ended before their mappings were read resolve through the
+            // kernel's records of them.
+            auto replayed = replay_task_events(std::move(task_events_));
+            for (auto& p : result_.processes) {
+                auto it = replayed.find(p.info.pid);
+                if (it == replayed.end()) continue;
+                if (p.modules.empty()) p.modules = std::move(it->second.modules);
+                if (p.info.comm.empty()) p.info.comm = it->second.comm;
+            }
             result_.samples_lost = sampler_->lost();
             for (auto& n : sampler_->notes()) note(std::move(n));
         }
@@ -447,9 +459,58 @@ class Recorder {
     std::map<pid_t, LiveProcess> live_;
     std::vector<std::tuple<std::size_t, pid_t, pmu::ThreadCounters>> retired_;
     std::set<std::string> noted_;
+    std::vector<sampling::TaskEvent> task_events_;  // command: its processes' mmaps, execs
 };
 
 }  // namespace
+
+std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEvent> events) {
+    using Kind = sampling::TaskEvent::Kind;
+    std::stable_sort(events.begin(), events.end(),
+                     [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; });
+    std::map<pid_t, ReplayedProcess> out;
+    std::map<std::string, std::string> build_ids;
+    for (const auto& e : events) {
+        switch (e.kind) {
+            case Kind::fork:
+                // A new thread is a fork within its process; only new processes count.
+                if (e.pid != e.parent) {
+                    auto parent = out.find(e.parent);
+                    out[e.pid] = parent != out.end() ? parent->second : ReplayedProcess{};
+                }
+                break;
+            case Kind::comm: {
+                auto& p = out[e.pid];
+                if (e.exec) p.modules.clear();
+                if (e.pid == e.tid) p.comm = e.name;
+                break;
+            }
+            case Kind::mmap: {
+                // "//anon" is anonymous memory (JIT code): no file to resolve against.
+                const bool file = e.name.starts_with('/') && !e.name.starts_with("//");
+                if (!(file || e.name == symbols::kVdso) || e.address < e.file_offset) break;
+                workload::MappedModule m;
+                m.path = e.name;
+                m.start = e.address - e.file_offset;
+                m.end = e.address + e.length;
+                m.permissions = "r-xp";
+                auto [id, added] = build_ids.try_emplace(m.path);
+                if (added && m.path != symbols::kVdso) id->second = symbols::build_id_of(m.path);
+                m.build_id = id->second;
+                auto& modules = out[e.pid].modules;
+                std::erase_if(modules, [&](const auto& old) {
+                    return old.start < m.end && m.start < old.end;
+                });
+                modules.push_back(std::move(m));
+                break;
+            }
+        }
+    }
+    for (auto& [pid, p] : out)
+        std::sort(p.modules.begin(), p.modules.end(),
+                  [](const auto& a, const auto& b) { return a.start < b.start; });
+    return out;
+}
 
 const char* mode_name(Mode mode) {
     switch (mode) {

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "lockprof/sampling/task_sampler.hpp"
 #include "lockprof/workload/results.hpp"
 
 namespace lockprof::sampling {
@@ -42,6 +43,7 @@ struct RingBuffer {
     std::size_t data_size = 0;
     std::mutex mutex;
     std::vector<workload::RawSample> samples;
+    std::vector<TaskEvent> events;  // with attr.mmap/comm/task and sample_id_all
     std::uint64_t lost = 0;
     std::uint64_t throttled = 0;
 
@@ -91,7 +93,40 @@ struct RingBuffer {
             if ((index + 1) * 8 <= size) std::memcpy(&v, body + index * 8, 8);
             return v;
         };
-        if (header.type == PERF_RECORD_LOST) {
+        auto u32 = [&](std::size_t offset) {
+            std::uint32_t v = 0;
+            if (offset + 4 <= size) std::memcpy(&v, body + offset, 4);
+            return v;
+        };
+        // Side-band records end with the sample_id_all trailer of kSampleType: pid, tid, time.
+        auto side_band = [&](TaskEvent::Kind kind, std::size_t name_offset) {
+            if (size < name_offset + 16) return;
+            TaskEvent e;
+            e.kind = kind;
+            e.pid = static_cast<pid_t>(u32(0));
+            e.tid = static_cast<pid_t>(u32(kind == TaskEvent::Kind::fork ? 8 : 4));
+            std::memcpy(&e.time_ns, body + size - 8, 8);
+            if (kind == TaskEvent::Kind::fork) {
+                e.parent = static_cast<pid_t>(u32(4));
+            } else {
+                const auto* name = reinterpret_cast<const char*>(body + name_offset);
+                e.name.assign(name, strnlen(name, size - 16 - name_offset));
+            }
+            if (kind == TaskEvent::Kind::mmap) {
+                e.address = u64(1);
+                e.length = u64(2);
+                e.file_offset = u64(3);
+            }
+            e.exec = kind == TaskEvent::Kind::comm && (header.misc & PERF_RECORD_MISC_COMM_EXEC);
+            events.push_back(std::move(e));
+        };
+        if (header.type == PERF_RECORD_MMAP) {
+            side_band(TaskEvent::Kind::mmap, 32);  // {pid, tid, addr, len, pgoff, filename[]}
+        } else if (header.type == PERF_RECORD_COMM) {
+            side_band(TaskEvent::Kind::comm, 8);  // {pid, tid, comm[]}
+        } else if (header.type == PERF_RECORD_FORK) {
+            side_band(TaskEvent::Kind::fork, 24);  // {pid, ppid, tid, ptid, time}
+        } else if (header.type == PERF_RECORD_LOST) {
             lost += u64(1);  // {id, lost}
         } else if (header.type == PERF_RECORD_THROTTLE) {
             ++throttled;

@@ -2,6 +2,8 @@
 
 #include <sys/ioctl.h>
 
+#include <utility>
+
 #include "lockprof/pmu/events.hpp"
 #include "sampling/ring_buffer.hpp"
 
@@ -35,8 +37,23 @@ int TaskSampler::attach_inherited(pid_t pid, const std::vector<int>& cpus) {
     attr.disabled = 1;
     attr.enable_on_exec = 1;
     attr.inherit = 1;
-    for (int cpu : cpus)
-        if (const int error = add(attr, pid, cpu)) return error;
+    // Processes the command starts may end before their /proc/PID/maps is read; the kernel's
+    // records of their executable mappings, names and forks (timed, to replay in order) let
+    // their samples resolve anyway, as perf record does.
+    attr.mmap = 1;
+    attr.comm = 1;
+    attr.comm_exec = 1;
+    attr.task = 1;
+    attr.sample_id_all = 1;
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
+        int error = add(attr, pid, cpus[i]);
+        if (error == EINVAL && i == 0 && attr.comm_exec) {
+            // Kernels before 4.3 know no comm_exec; without it an exec reads as a rename.
+            attr.comm_exec = 0;
+            error = add(attr, pid, cpus[i]);
+        }
+        if (error) return error;
+    }
     return 0;
 }
 
@@ -47,8 +64,14 @@ std::vector<workload::RawSample> TaskSampler::drain() {
         std::lock_guard guard(ring->mutex);
         for (auto& s : ring->samples) out.push_back(std::move(s));
         ring->samples.clear();
+        for (auto& e : ring->events) events_.push_back(std::move(e));
+        ring->events.clear();
     }
     return out;
+}
+
+std::vector<TaskEvent> TaskSampler::take_events() {
+    return std::exchange(events_, {});
 }
 
 void TaskSampler::stop() {

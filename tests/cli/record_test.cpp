@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -199,6 +201,70 @@ TEST(CliRecord, CommandIsSampledWithEverythingItRuns) {
     EXPECT_TRUE(task_clock) << doc.at("totals").dump();
     EXPECT_NE(doc.at("hot_symbols").at(0).at("symbol").get<std::string>().find("measured_loop"),
               std::string::npos);
+}
+
+// Short-lived children (a shell loop's commands) often end before lockprof reads their
+// /proc/PID/maps; the kernel's mmap/comm/fork records name and resolve them anyway.
+TEST(CliRecord, ShortLivedChildrenAreNamedAndResolved) {
+    TempDir dir;
+    const auto r = run_lockprof(
+        {"record", "--no-counters", "--sample", "--output", (dir / "r.json").string(), "--", "sh",
+         "-c",
+         "for j in 1 2 3 4 5 6 7 8; do sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); "
+         "done'; done"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json doc = load(dir / "r.json");
+    int children = 0;
+    for (const auto& p : doc.at("processes")) {
+        EXPECT_EQ(p.at("comm"), "sh") << p.dump();
+        children += p.at("samples").get<int>() > 0;
+    }
+    EXPECT_GE(children, 4) << doc.at("processes").dump();
+    // Every sample lies in a known file (the shell, libc) or the vDSO, none in "[unknown]".
+    for (const auto& h : doc.at("hot_symbols"))
+        EXPECT_NE(h.at("short_name"), "[unknown]") << h.dump();
+}
+
+// Real programs are often stripped (Debian's postgres is). Their samples still say which
+// binary they are in, and a separate debug file (a -dbgsym package, or a .debug file the
+// binary's debuglink names) brings the names back, as docs/record.md says.
+TEST(CliRecord, StrippedBinaryShowsWhereAndSeparateDebugInfoNamesIt) {
+    TempDir dir;
+    const auto stripped = dir / "lp-stripped";
+    const auto linked = dir / "lp-linked";
+    const auto debug = dir / "lp-linked.debug";
+    const std::string objcopy = "objcopy";
+    ASSERT_EQ(std::system(fmt::format("{0} --strip-all {1} {2} && {0} --only-keep-debug {1} {3} && "
+                                      "{0} --strip-all --add-gnu-debuglink={3} {1} {4}",
+                                      objcopy, LOCKPROF_BIN, stripped.string(), debug.string(),
+                                      linked.string())
+                              .c_str()),
+              0)
+        << "objcopy (binutils) failed";
+    auto record = [&](const std::filesystem::path& binary, const std::string& name) {
+        const auto r = run_lockprof(
+            {"record", "--no-counters", "--sample", "--output", (dir / (name + ".json")).string(),
+             "--folded", (dir / (name + ".folded")).string(), "--", binary.string(), "run",
+             "--lock", "tas", "--threads", "2", "--duration", "400ms", "--trials", "1", "--quiet"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return load(dir / (name + ".json"));
+    };
+
+    // Stripped: the spinning code has no symbol, and the table and the flamegraph say where.
+    const json bare = record(stripped, "bare");
+    const auto& top = bare.at("hot_symbols").at(0);
+    EXPECT_EQ(top.at("symbol"), "") << bare.at("hot_symbols").dump();
+    EXPECT_EQ(top.at("short_name"), "[no symbol]");
+    EXPECT_EQ(top.at("module"), stripped.string());
+    EXPECT_GT(top.at("share").get<double>(), 0.3);
+    EXPECT_GT(bare.at("sampling").at("unresolved_share").get<double>(), 0.3);
+    EXPECT_NE(read_all(dir / "bare.folded").find(";[lp-stripped] "), std::string::npos);
+
+    // Stripped, with its debug file beside it: libdwfl follows the debuglink.
+    const json named = record(linked, "named");
+    EXPECT_NE(named.at("hot_symbols").at(0).at("symbol").get<std::string>().find("measured_loop"),
+              std::string::npos)
+        << named.at("hot_symbols").dump();
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "lockprof/pmu/counters.hpp"
 #include "lockprof/record/targets.hpp"
 #include "lockprof/sampling/sampler.hpp"
+#include "lockprof/sampling/task_sampler.hpp"
 #include "lockprof/workload/provenance.hpp"
 #include "lockprof/workload/results.hpp"
 
@@ -92,6 +94,18 @@ class CommandError : public Error {
   private:
     int code_;
 };
+
+// The mappings and names of a command's processes, replayed from the sampler's task events
+// (any order; sorted by time here): an exec starts a process's mappings over, a fork copies the
+// parent's, each executable file mapping is added and replaces what it overlaps. Used for
+// processes that ended before /proc/PID/maps could be read. A mapping is given from its file's
+// start (address - file offset, offset 0), which is how libdwfl finds the load address when the
+// file's first, non-executable segment is missing.
+struct ReplayedProcess {
+    std::string comm;
+    std::vector<workload::MappedModule> modules;
+};
+std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEvent> events);
 
 // Records until the target exits, the duration passes or `stop` holds a signal number (the
 // CLI's SIGINT/SIGTERM handler; a command is passed a SIGTERM and waited for). Throws

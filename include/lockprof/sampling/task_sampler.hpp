@@ -21,6 +21,23 @@ namespace lockprof::sampling {
 
 struct RingBuffer;
 
+// What the kernel reports of a command's processes besides samples (attach_inherited only):
+// the executable mappings each makes, its name at exec, the processes it forks. The recorder
+// rebuilds from them the mappings of processes that ended before /proc/PID/maps could be read.
+struct TaskEvent {
+    enum class Kind { mmap, comm, fork };
+    Kind kind = Kind::mmap;
+    pid_t pid = 0;
+    pid_t tid = 0;                  // comm: the renamed thread
+    pid_t parent = 0;               // fork: the parent process
+    std::uint64_t time_ns = 0;      // perf clock, as samples' time_ns
+    std::uint64_t address = 0;      // mmap: start of the executable mapping
+    std::uint64_t length = 0;       // mmap
+    std::uint64_t file_offset = 0;  // mmap
+    bool exec = false;              // comm: set by an exec (the process's mappings start over)
+    std::string name;               // mmap: file path ("//anon", "[vdso]" for others); comm
+};
+
 class TaskSampler {
   public:
     // `attr` and `info` as choose_perf_event() picked them.
@@ -37,6 +54,9 @@ class TaskSampler {
 
     // Samples gathered since the last call (every buffer emptied).
     std::vector<workload::RawSample> drain();
+    // Task events gathered by drain() since the last call, in no particular order (each CPU
+    // has its own buffer): sort by time_ns before replaying them.
+    std::vector<TaskEvent> take_events();
     // Stops sampling (disables every event); a final drain() still returns what was buffered.
     void stop();
 
@@ -50,6 +70,7 @@ class TaskSampler {
     perf_event_attr attr_;
     workload::SamplingInfo info_;
     std::vector<std::shared_ptr<RingBuffer>> rings_;
+    std::vector<TaskEvent> events_;
     std::set<std::string> notes_;
 };
 
