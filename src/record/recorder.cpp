@@ -301,14 +301,18 @@ class Recorder {
                 std::vector<pmu::OpenFailure> failures;
                 auto counters = pmu::ThreadCounters::open(
                     spec_.counting.events, spec_.counting.groups, failures, {.task = tid});
-                for (const auto& f : failures)
+                bool ended = false;  // between listing and attaching: nothing to report
+                for (const auto& f : failures) {
                     if (f.error == EACCES || f.error == EPERM) refused = f.error;
+                    ended = ended || f.error == ESRCH;
+                }
+                if (ended && counters.open_descriptors() == 0) continue;
                 if (counters.open_descriptors() > 0) {
                     counters.start();
                     live.counters.emplace(tid, std::move(counters));
                     task.attached = true;
                 }
-                if (!refused) note_failures(failures);
+                if (!refused && !ended) note_failures(failures);
             }
             if (sampler_ && !refused) {
                 const int error = sampler_->attach_task(tid);

@@ -138,7 +138,7 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
         }
         if (p.unresolved_share > 0)
             table.add_row({fmt::format("{:.2f}%", p.unresolved_share * 100), "", "",
-                           "[no symbol] in all modules (see docs/record.md, Symbols)", ""});
+                           "[no symbol], all modules", ""});
         if (p.samples > 0) out += table.render("  ");
         if (p.samples > 0 && listing_top > 0) {
             out += fmt::format("\nAnnotation: the hottest functions ({})\n", s.precise_note);
