@@ -196,7 +196,7 @@ for mode in "${mode_list[@]}"; do
                      | (if test("[.]") then . else . + ".0" end) + "%";
             (.hot_symbols[0] // null) as $top
             | "| \($mode) | \($c) | \($tps) | \(.spin_locks.share | pct) | "
-              + (if $top then "`\($top.symbol)` (\($top.module // "?" | sub(".*/"; "")),"
+              + (if $top then "`\($top.short_name)` (\($top.module // "?" | sub(".*/"; "")),"
                  + " \($top.share | pct))" else "no samples" end)
               + " |"' "$out/$name.json")")
         sampled_event=$(jq -r '.sampling.event // "none"' "$out/$name.json")

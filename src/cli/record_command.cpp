@@ -60,7 +60,9 @@ constexpr const char* kUsage =
     "A command is counted with everything it starts (inherited counters) and lockprof exits\n"
     "with its exit status. Attached processes are counted per thread; threads (and, with\n"
     "--match, processes) that appear later are picked up by polling every 100 ms. SIGINT or\n"
-    "--duration ends the recording; lockprof detaches and writes everything it has.\n\n"
+    "--duration ends the recording; lockprof detaches and writes everything it has.\n"
+    "Code of stripped binaries shows as [no symbol] with its module; their debug symbols\n"
+    "(a -dbgsym package, or a .debug file next to the binary) bring the names back.\n\n"
     "Examples:\n"
     "  lockprof record --match postgres --duration 10s --sample --flamegraph pg.svg\n"
     "  lockprof record --pid 4242 --event cycles,cache_misses --duration 5s --output r.json\n"
@@ -137,7 +139,8 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
         throw UsageError(fmt::format("record: {}; see `lockprof record --help`", e.what()));
     }
     if (vm.count("help")) {
-        std::cout << kUsage << all << "\nSee docs/record.md for permissions and outputs.\n";
+        std::cout << kUsage << all
+                  << "\nSee docs/record.md for permissions, outputs and symbols.\n";
         return 0;
     }
 

@@ -180,10 +180,17 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
                 for (auto& i : merged.instructions) i.weight = 0;
             }
             merged.weight += f.weight;
-            // Same module, same file addresses: add the instruction weights up.
-            for (const auto& i : f.instructions)
-                for (auto& m : merged.instructions)
-                    if (m.instruction.address == i.instruction.address) m.weight += i.weight;
+            // Same module, same file addresses, both in address order (objdump's): add the
+            // instruction weights up in one pass (a parser function has thousands).
+            auto m = merged.instructions.begin();
+            for (const auto& i : f.instructions) {
+                while (m != merged.instructions.end() &&
+                       m->instruction.address < i.instruction.address)
+                    ++m;
+                if (m != merged.instructions.end() &&
+                    m->instruction.address == i.instruction.address)
+                    m->weight += i.weight;
+            }
         }
     }
     profile.unresolved_share = unresolved / profile.total_weight;
