@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/analysis/explain.hpp"
 #include "lockprof/analysis/summary.hpp"
@@ -33,18 +34,11 @@ int annotate_command(const std::vector<std::string>& args, const std::vector<std
         ("threads", po::value<std::string>(), "only these thread counts")
         ("no-explain", po::bool_switch(), "do not print the diagnosis");
     // clang-format on
-    po::options_description all;
-    all.add(o);
-    all.add_options()("file", po::value<std::string>());
+    po::options_description operands;
+    operands.add_options()("file", po::value<std::string>());
     po::positional_options_description positional;
     positional.add("file", 1);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("annotate: {}; see `lockprof annotate --help`", e.what()));
-    }
+    const auto vm = parse_arguments(args, o, "annotate", operands, positional);
     if (vm.count("help")) {
         std::cout << "Usage: lockprof annotate FILE [options]\n\n"
                      "Annotates the hottest functions of every cell of a sampled run, from a\n"

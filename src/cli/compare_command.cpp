@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/analysis/compare.hpp"
 #include "lockprof/common/atomic_file.hpp"
@@ -232,18 +233,11 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
         ("seed", po::value<std::string>()->default_value("1"),
          "bootstrap seed: the same files and seed always give the same intervals");
     // clang-format on
-    po::options_description all;
-    all.add(o);
-    all.add_options()("files", po::value<std::vector<std::string>>());
+    po::options_description operands;
+    operands.add_options()("files", po::value<std::vector<std::string>>());
     po::positional_options_description positional;
     positional.add("files", -1);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("compare: {}; see `lockprof compare --help`", e.what()));
-    }
+    const auto vm = parse_arguments(args, o, "compare", operands, positional);
     if (vm.count("help")) {
         std::cout
             << "Usage: lockprof compare BASE.json NEW.json [NEW2.json ...] [options]\n\n"

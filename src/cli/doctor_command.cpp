@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
@@ -73,13 +74,7 @@ std::string virtualisation_hint() {
 int doctor_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
     po::options_description options("doctor options");
     options.add_options()("help,h", "show this help");
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args).options(options).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("doctor: {}; see `lockprof doctor --help`", e.what()));
-    }
+    const auto vm = parse_arguments(args, options, "doctor");
     if (vm.count("help")) {
         std::cout << "Usage: lockprof doctor\n\n"
                      "Checks what stands between lockprof and the PMU on this machine: "

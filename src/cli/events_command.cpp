@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
@@ -141,13 +142,7 @@ int events_command(const std::vector<std::string>& args, const std::vector<std::
         ("kernel", po::bool_switch(), "resolve for counting kernel space too")
         ("help,h", "show this help");
     // clang-format on
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args).options(options).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("events: {}; see `lockprof events --help`", e.what()));
-    }
+    const auto vm = parse_arguments(args, options, "events");
     if (vm.count("help")) {
         std::cout << "Usage: lockprof events [--all [--pmu NAME]] [--kernel]\n\n"
                      "Lists the event aliases --event accepts, what each resolves to on this CPU "

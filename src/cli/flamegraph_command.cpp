@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
@@ -73,17 +74,9 @@ int flamegraph_command(const std::vector<std::string>& args, const std::vector<s
         "strict", "fail (exit 2) on the first malformed input line instead of skipping it");
     po::options_description hidden;
     hidden.add_options()("input", po::value(&inputs));
-    po::options_description all;
-    all.add(options).add(hidden);
     po::positional_options_description positional;
     positional.add("input", -1);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("flamegraph: {}; see `lockprof flamegraph --help`", e.what()));
-    }
+    const auto vm = parse_arguments(args, options, "flamegraph", hidden, positional);
     if (vm.count("help")) {
         std::cout
             << "Usage: lockprof flamegraph IN.folded -o OUT.svg [options]\n"

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 #include <boost/program_options.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
@@ -35,17 +36,9 @@ int fold_command(const std::vector<std::string>& args, const std::vector<std::st
         "strict", "fail (exit 2) on the first unrecognised line instead of skipping it");
     po::options_description hidden;
     hidden.add_options()("input", po::value(&input));
-    po::options_description all;
-    all.add(options).add(hidden);
     po::positional_options_description positional;
     positional.add("input", 1);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("fold: {}; see `lockprof fold --help`", e.what()));
-    }
+    const auto vm = parse_arguments(args, options, "fold", hidden, positional);
     if (vm.count("help")) {
         std::cout << "Usage: lockprof fold [PERF_SCRIPT.txt|-] [-o OUT.folded] [options]\n\n"
                      "Reads `perf script` text (with or without callchains, i.e. `perf record "

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
@@ -169,17 +170,9 @@ int list_locks_command(const std::vector<std::string>& args, const std::vector<s
     // clang-format on
     po::options_description hidden;
     hidden.add_options()("lock", po::value<std::string>());
-    po::options_description all;
-    all.add(options).add(hidden);
     po::positional_options_description positional;
     positional.add("lock", 1);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("list-locks: {}; see `lockprof list-locks --help`", e.what()));
-    }
+    const auto vm = parse_arguments(args, options, "list-locks", hidden, positional);
     if (vm.count("help")) {
         std::cout << "Usage: lockprof list-locks [--disasm [LOCK]]\n\n"
                      "Lists every lock lockprof can run: its name (with @flavour for ISA "

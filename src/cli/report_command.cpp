@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
@@ -33,18 +34,11 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
          "objdump to disassemble sampled code with (default: objdump, or "
          "aarch64-linux-gnu-objdump for aarch64 binaries)");
     // clang-format on
-    po::options_description all;
-    all.add(o);
-    all.add_options()("file", po::value<std::string>());
+    po::options_description operands;
+    operands.add_options()("file", po::value<std::string>());
     po::positional_options_description positional;
     positional.add("file", 1);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("report: {}; see `lockprof report --help`", e.what()));
-    }
+    const auto vm = parse_arguments(args, o, "report", operands, positional);
     if (vm.count("help")) {
         std::cout << "Usage: lockprof report RESULT.json -o REPORT.html [--plot PLOT.svg]\n\n"
                      "Renders a result file (--output, or --samples-out for hot instructions\n"
