@@ -14,6 +14,7 @@
 #include "flamegraph_script.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/export/utf8.hpp"
+#include "lockprof/export/xml.hpp"
 
 namespace lockprof::exporting {
 namespace {
@@ -114,49 +115,6 @@ class Tree {
 };
 
 // --- text helpers ----------------------------------------------------------------------------
-
-// XML-escapes `s` into `out`. Bytes that are not valid UTF-8 and control characters (not allowed
-// in XML 1.0) become U+FFFD so the document always parses, whatever add_line() was given.
-void escape_xml(std::string& out, std::string_view s) {
-    std::size_t i = 0;
-    while (i < s.size()) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x80) {
-            const auto n = utf8_sequence_length(s.substr(i));
-            if (n == 0) {
-                out += "\xEF\xBF\xBD";
-                ++i;
-            } else {
-                out.append(s.substr(i, n));
-                i += n;
-            }
-            continue;
-        }
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&apos;";
-                break;
-            default:
-                if (c < 0x20 && c != '\t')
-                    out += "\xEF\xBF\xBD";
-                else
-                    out += static_cast<char>(c);
-        }
-        ++i;
-    }
-}
 
 std::string escaped(std::string_view s) {
     std::string out;

@@ -58,31 +58,6 @@ std::string marker(std::size_t series, double x, double y, const std::string& co
 
 }  // namespace
 
-std::string escape_xml(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (char c : text) switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&#39;";
-                break;
-            default:
-                out += c;
-        }
-    return out;
-}
-
 std::vector<double> nice_ticks(double low, double high, int target) {
     if (!std::isfinite(low) || !std::isfinite(high)) return {0, 1};
     if (high < low) std::swap(low, high);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "lockprof/analysis/summary.hpp"
+#include "lockprof/export/xml.hpp"
 #include "lockprof/workload/results.hpp"
 
 namespace lockprof::report {
@@ -57,8 +58,8 @@ std::string tick_label(double value);
 // Colour of the index-th lock: a colour-blind-safe palette, repeated with the same order.
 std::string series_colour(std::size_t index);
 
-// Escapes &, <, >, " and ' for XML/HTML text and attributes.
-std::string escape_xml(std::string_view text);
+// Escapes text for XML/HTML text and attributes (the same escaper as the flamegraphs).
+using exporting::escape_xml;
 
 // Lock names in first-seen order over the summaries: their position picks their colour, so a
 // lock has the same colour in every plot of one report.
