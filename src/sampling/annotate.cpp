@@ -10,20 +10,11 @@
 #include "lockprof/common/error.hpp"
 
 namespace lockprof::sampling {
-namespace {
 
-// Functions printed whole up to this many instructions; longer ones show only the hot parts.
-constexpr std::size_t kWholeFunctionLimit = 48;
-constexpr double kContextShare = 0.005;  // instructions this hot get context lines around them
-constexpr std::size_t kContextLines = 3;
-// A fallback "loop" longer than this is the whole outer loop, not a spin.
-constexpr std::size_t kMaxFallbackLoop = 64;
-
-bool is_lock_function(std::string_view name) {
-    if (name.find("lockprof::locks::") == std::string_view::npos) return false;
-    return name.find("::lock(") != std::string_view::npos ||
-           name.find("::try_lock(") != std::string_view::npos;
-}
+// File-internal, but in a named namespace: Annotator::Impl holds a CodeCache, and GCC warns
+// (-Wsubobject-linkage) when such a type is anonymous and this file is compiled inside a unity
+// batch (CMakeLists.txt, LOCKPROF_UNITY_BUILD).
+namespace annotate_detail {
 
 struct FunctionKey {
     std::string module;
@@ -44,6 +35,26 @@ struct CodeCache {
     };
     std::map<FunctionKey, Code> functions;
 };
+
+}  // namespace annotate_detail
+
+using annotate_detail::CodeCache;
+using annotate_detail::FunctionKey;
+
+namespace {
+
+// Functions printed whole up to this many instructions; longer ones show only the hot parts.
+constexpr std::size_t kWholeFunctionLimit = 48;
+constexpr double kContextShare = 0.005;  // instructions this hot get context lines around them
+constexpr std::size_t kContextLines = 3;
+// A fallback "loop" longer than this is the whole outer loop, not a spin.
+constexpr std::size_t kMaxFallbackLoop = 64;
+
+bool is_lock_function(std::string_view name) {
+    if (name.find("lockprof::locks::") == std::string_view::npos) return false;
+    return name.find("::lock(") != std::string_view::npos ||
+           name.find("::try_lock(") != std::string_view::npos;
+}
 
 const CodeCache::Code& code_for(CodeCache& cache, const symbols::Disassembler& disassembler,
                                 const symbols::SymbolResolver& resolver,
