@@ -386,7 +386,6 @@ class Recorder {
     // with their mappings, while they are alive.
     void drain_samples() {
         if (!sampler_) return;
-        for (auto& e : sampler_->take_events()) task_events_.push_back(std::move(e));
         for (auto& s : sampler_->drain()) {
             const auto pid = static_cast<pid_t>(s.pid);
             if (pid > 0 && !known_.count(pid) && spec_.mode == Mode::command) {
@@ -401,6 +400,7 @@ class Recorder {
             }
             result_.samples.push_back(std::move(s));
         }
+        for (auto& e : sampler_->take_events()) task_events_.push_back(std::move(e));
     }
 
     void note_failures(const std::vector<pmu::OpenFailure>& failures) {
@@ -417,7 +417,6 @@ class Recorder {
         if (sampler_) {
             sampler_->stop();
             drain_samples();
-            for (auto& e : sampler_->take_events()) task_events_.push_back(std::move(e));
             // Children that ended before their mappings were read resolve through the
             // kernel's records of them.
             auto replayed = replay_task_events(std::move(task_events_));

@@ -11,10 +11,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <iterator>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -215,9 +215,16 @@ struct SymbolResolver::Impl {
     std::map<std::uint64_t, std::uint64_t> mapped;
     std::map<std::uint64_t, std::uint64_t> vdso;  // start -> end; not given to libdwfl
 
-    bool is_mapped(std::uint64_t address) const {
-        auto it = mapped.upper_bound(address);
-        return it != mapped.begin() && address < std::prev(it)->second;
+    // The range of `ranges` (start -> end) that holds `address`, or end().
+    static std::map<std::uint64_t, std::uint64_t>::const_iterator range_of(
+        const std::map<std::uint64_t, std::uint64_t>& ranges, std::uint64_t address) {
+        auto it = ranges.upper_bound(address);
+        if (it == ranges.begin() || address >= std::prev(it)->second) return ranges.end();
+        return std::prev(it);
+    }
+    // libdwfl's module for a mapped address; nullptr outside every recorded mapping.
+    Dwfl_Module* module_at(std::uint64_t address) const {
+        return range_of(mapped, address) != mapped.end() ? dwfl_addrmodule(dwfl, address) : nullptr;
     }
 
     ~Impl() {
@@ -268,15 +275,12 @@ SymbolResolver& SymbolResolver::operator=(SymbolResolver&&) noexcept = default;
 Location SymbolResolver::resolve(std::uint64_t address) const {
     if (auto it = impl_->cache.find(address); it != impl_->cache.end()) return it->second;
     Location loc;
-    if (auto v = impl_->vdso.upper_bound(address);
-        v != impl_->vdso.begin() && address < std::prev(v)->second) {
+    if (auto v = Impl::range_of(impl_->vdso, address); v != impl_->vdso.end()) {
         loc.module = std::string(kVdso);
-        loc.bias = std::prev(v)->first;
+        loc.bias = v->first;
         return impl_->cache.emplace(address, loc).first->second;
     }
-    Dwfl_Module* module =
-        impl_->is_mapped(address) ? dwfl_addrmodule(impl_->dwfl, address) : nullptr;
-    if (module) {
+    if (Dwfl_Module* module = impl_->module_at(address)) {
         const char* main_file = nullptr;
         const char* name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr,
                                             &main_file, nullptr);
@@ -312,14 +316,13 @@ Location SymbolResolver::resolve(std::uint64_t address) const {
 std::pair<std::string, int> SymbolResolver::source_line(std::uint64_t address) const {
     if (auto it = impl_->cache.find(address); it != impl_->cache.end())
         return {it->second.source_file, it->second.source_line};
-    Dwfl_Module* module =
-        impl_->is_mapped(address) ? dwfl_addrmodule(impl_->dwfl, address) : nullptr;
+    Dwfl_Module* module = impl_->module_at(address);
     return module ? line_of(module, address) : std::pair<std::string, int>{};
 }
 
 std::vector<std::string> SymbolResolver::inlined_at(std::uint64_t address) const {
     std::vector<std::string> names;
-    Dwfl_Module* module = dwfl_addrmodule(impl_->dwfl, address);
+    Dwfl_Module* module = impl_->module_at(address);
     if (!module) return names;
     Dwarf_Addr bias = 0;
     Dwarf_Die* cu = dwfl_module_addrdie(module, address, &bias);
