@@ -1,11 +1,7 @@
 // `lockprof doctor`: why counters are (un)available here, and what to do about each problem.
 #include <unistd.h>
 
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -14,62 +10,14 @@
 #include "cli/cli.hpp"
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/pmu/event_sources.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/pmu/libpfm.hpp"
+#include "lockprof/workload/provenance.hpp"
 
 namespace po = boost::program_options;
 
 namespace lockprof::cli {
-namespace {
-
-std::string read_all(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-std::string first_line(const std::string& path) {
-    std::ifstream in(path);
-    std::string line;
-    std::getline(in, line);
-    return line;
-}
-
-std::vector<std::string> event_source_devices() {
-    std::vector<std::string> out;
-    std::error_code ec;
-    for (const auto& entry :
-         std::filesystem::directory_iterator("/sys/bus/event_source/devices", ec))
-        out.push_back(entry.path().filename().string());
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
-// Whether a core PMU is among the kernel's event sources: "cpu" on x86, "armv8_*" or
-// "armv9_*" on arm64 (one per core type on big.LITTLE).
-bool has_core_pmu(const std::vector<std::string>& devices) {
-    return std::any_of(devices.begin(), devices.end(), [](const std::string& d) {
-        return d == "cpu" || d == "cpu_core" || d.rfind("armv8", 0) == 0 ||
-               d.rfind("armv9", 0) == 0 || d.rfind("arm_cortex", 0) == 0;
-    });
-}
-
-std::string virtualisation_hint() {
-    const std::string cpuinfo = read_all("/proc/cpuinfo");
-    if (cpuinfo.find(" hypervisor") != std::string::npos) {
-        const std::string product = first_line("/sys/class/dmi/id/product_name");
-        return fmt::format("virtual machine (hypervisor flag{})",
-                           product.empty() ? "" : "; " + product);
-    }
-    if (std::filesystem::exists("/.dockerenv")) return "container (docker)";
-    const std::string cgroup = read_all("/proc/1/cgroup");
-    if (cgroup.find("docker") != std::string::npos || cgroup.find("kubepods") != std::string::npos)
-        return "container";
-    return "";
-}
-
-}  // namespace
 
 int doctor_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
     po::options_description options("doctor options");
@@ -116,11 +64,16 @@ int doctor_command(const std::vector<std::string>& args, const std::vector<std::
             "--kernel needs perf_event_paranoid <= 1 or root: `sudo sysctl "
             "kernel.perf_event_paranoid=1`");
 
-    const auto devices = event_source_devices();
+    const auto sources = pmu::event_sources();
     std::string joined;
-    for (const auto& d : devices) joined += (joined.empty() ? "" : " ") + d;
+    for (const auto& s : sources) joined += (joined.empty() ? "" : " ") + s.name;
     line("kernel event sources", joined.empty() ? "none (/sys/bus/event_source/devices)" : joined);
-    const bool core_pmu = has_core_pmu(devices);
+    const auto core_pmus = pmu::core_pmu_names(sources);
+    std::string core_names;
+    for (const auto& name : core_pmus) core_names += (core_names.empty() ? "" : ", ") + name;
+    line("kernel core PMU",
+         core_pmus.empty() ? "none registered: no hardware counters here" : core_names);
+    const bool core_pmu = !core_pmus.empty();
     if (!core_pmu)
         advice.push_back(
             "the kernel exposes no CPU PMU, so hardware events (cycles, stxr_fail, ...) fail with "
@@ -143,19 +96,19 @@ int doctor_command(const std::vector<std::string>& args, const std::vector<std::
             "libpfm4 failed to initialise: reinstall libpfm4 or unset LIBPFM_FORCE_PMU");
     }
 
-    const std::string virt = virtualisation_hint();
+    const std::string virt = workload::detect_virtualisation();
     line("virtualisation", virt.empty() ? "none detected" : virt);
     if (!virt.empty() && virt.rfind("container", 0) == 0)
         advice.push_back(
             "in a container, perf_event_open may be blocked by seccomp: run with "
             "--cap-add PERFMON (or SYS_ADMIN) or a seccomp profile that allows perf_event_open");
 
-    auto trial = [](std::string_view name) -> std::string {
+    auto trial = [&core_pmus](std::string_view name) -> std::string {
         const auto r = pmu::try_resolve_event(name, false);
         if (r.status != pmu::Resolution::Status::ok) return "cannot resolve: " + r.message;
         perf_event_attr attr = r.event.attr;
         const int fd = pmu::open_event(attr);
-        if (fd < 0) return pmu::explain_open_error(-fd, name);
+        if (fd < 0) return pmu::explain_open_error(-fd, name, core_pmus);
         ::close(fd);
         return "works";
     };

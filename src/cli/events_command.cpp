@@ -12,6 +12,7 @@
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/pmu/aliases.hpp"
+#include "lockprof/pmu/event_sources.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/pmu/libpfm.hpp"
 #include "lockprof/report/text_table.hpp"
@@ -63,10 +64,14 @@ std::string short_errno(int error) {
 void list_aliases(bool include_kernel) {
     const auto identity = arch::cpu_identity();
     const auto core = pmu::libpfm::core_pmu();
-    std::cout << fmt::format("CPU: {} ({}); libpfm4 core PMU: {}; counting {}\n\n",
-                             identity.model_name, identity.arch,
-                             core.name.empty() ? "none detected" : core.name,
-                             include_kernel ? "user and kernel space" : "user space only");
+    const auto kernel_pmus = pmu::registered_core_pmus();
+    std::string kernel_names;
+    for (const auto& name : kernel_pmus) kernel_names += (kernel_names.empty() ? "" : ", ") + name;
+    std::cout << fmt::format(
+        "CPU: {} ({}); kernel core PMU: {}; libpfm4 core PMU: {}; counting {}\n\n",
+        identity.model_name, identity.arch, kernel_pmus.empty() ? "none" : kernel_names,
+        core.name.empty() ? "none detected" : core.name,
+        include_kernel ? "user and kernel space" : "user space only");
     report::TextTable table;
     using A = report::TextTable::Align;
     table.set_header(
@@ -104,7 +109,7 @@ void list_aliases(bool include_kernel) {
     for (const auto& [error, names] : refused_by_kernel) {
         std::string joined;
         for (const auto& n : names) joined += (joined.empty() ? "" : ", ") + n;
-        std::cout << "kernel: " << pmu::explain_open_error(error, joined) << "\n";
+        std::cout << "kernel: " << pmu::explain_open_error(error, joined, kernel_pmus) << "\n";
     }
     std::cout << "\nAny libpfm4 name also works with --event (e.g. perf::task-clock, "
                  "perf_raw::r6e); `lockprof events --all` lists them.\n";

@@ -13,6 +13,7 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/pmu/aliases.hpp"
+#include "lockprof/pmu/event_sources.hpp"
 #include "lockprof/pmu/libpfm.hpp"
 
 namespace lockprof::pmu {
@@ -146,14 +147,28 @@ int open_event(perf_event_attr& attr, int group_fd, pid_t pid, int cpu) {
 }
 
 std::string explain_open_error(int error_number, std::string_view event) {
+    return explain_open_error(error_number, event, registered_core_pmus());
+}
+
+std::string explain_open_error(int error_number, std::string_view event,
+                               const std::vector<std::string>& core_pmus) {
     const int err = error_number < 0 ? -error_number : error_number;
+    const bool several = event.find(',') != std::string_view::npos;
     switch (err) {
         case ENOENT:
+            if (core_pmus.empty())
+                return fmt::format(
+                    "{}: not counted: the kernel exposes no PMU for {} (ENOENT; a VM without a "
+                    "virtual PMU?); run on bare metal or enable the hypervisor's vPMU. Software "
+                    "events still count",
+                    event, several ? "them" : "it");
+            // A core PMU is registered, so the kernel has hardware counters: its driver has no
+            // mapping for this event on this CPU (generic cache events on many ARM cores).
             return fmt::format(
-                "{}: not counted: the kernel exposes no PMU for {} (ENOENT; a VM without a "
-                "virtual PMU?); run on bare metal or enable the hypervisor's vPMU. Software "
-                "events still count",
-                event, event.find(',') == std::string_view::npos ? "it" : "them");
+                "{}: not counted: the kernel's {} driver{} not implement {} on this CPU "
+                "(ENOENT); see `lockprof events` for what it counts",
+                event, fmt::join(core_pmus, "/"), core_pmus.size() > 1 ? "s do" : " does",
+                several ? "them" : "it");
         case EACCES:
         case EPERM: {
             const int level = perf_event_paranoid();

@@ -165,8 +165,9 @@ TEST(CliPmu, EventsListsEveryAliasWithKernelVerdict) {
 TEST(CliPmu, DoctorReportsWhatItChecked) {
     auto r = run_lockprof({"doctor"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const char* what : {"perf_event_paranoid", "kernel event sources", "libpfm4 PMUs",
-                             "virtualisation", "perf_event (software)", "LSE atomics"})
+    for (const char* what :
+         {"perf_event_paranoid", "kernel event sources", "kernel core PMU", "libpfm4 PMUs",
+          "virtualisation", "perf_event (software)", "LSE atomics"})
         EXPECT_NE(r.out.find(what), std::string::npos) << what;
     auto help = run_lockprof({"doctor", "--help"});
     EXPECT_EQ(help.exit_code, 0);

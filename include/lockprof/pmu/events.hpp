@@ -11,6 +11,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lockprof::pmu {
 
@@ -29,8 +30,12 @@ ResolvedEvent resolve_event(std::string_view requested, bool include_kernel);
 // EINTR retried.
 int open_event(perf_event_attr& attr, int group_fd = -1, pid_t pid = 0, int cpu = -1);
 
-// One line explaining an errno from perf_event_open for `event`, with what to do.
+// One line explaining an errno from perf_event_open for `event`, with what to do. ENOENT reads
+// differently with and without a core PMU registered (event_sources.hpp); the two-argument form
+// asks sysfs, the three-argument one is told (tests, callers that already know).
 std::string explain_open_error(int error_number, std::string_view event);
+std::string explain_open_error(int error_number, std::string_view event,
+                               const std::vector<std::string>& core_pmus);
 
 // resolve_event without the exception: why a name did not resolve, for callers that degrade.
 struct Resolution {

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "lockprof/common/error.hpp"
 
 using namespace lockprof;
@@ -69,6 +71,30 @@ TEST(PmuEvents, OpenErrorsExplainCauseAndRemedyOnOneLine) {
         EXPECT_EQ(line.find('\n'), std::string::npos) << line;
     }
     EXPECT_EQ(explain_open_error(-ENOENT, "x"), explain_open_error(ENOENT, "x"));
+}
+
+TEST(PmuEvents, EnoentTellsAMissingPmuFromAnUnimplementedEvent) {
+    // No core PMU registered (a VM without a virtual PMU): the VM wording.
+    const std::string vm = explain_open_error(ENOENT, "cycles", {});
+    EXPECT_NE(vm.find("exposes no PMU"), std::string::npos) << vm;
+    EXPECT_NE(vm.find("virtual PMU"), std::string::npos) << vm;
+    // A core PMU is registered (armv8_pmuv3 under qemu-system-aarch64, an x86 `cpu`): its
+    // driver does not implement the event, and a VM is not the cause.
+    for (const char* pmu : {"armv8_pmuv3_0", "armv8_cortex_a57", "cpu"}) {
+        const std::string line = explain_open_error(ENOENT, "cache_misses", {pmu});
+        EXPECT_EQ(line, fmt::format("cache_misses: not counted: the kernel's {} driver does not "
+                                    "implement it on this CPU (ENOENT); see `lockprof events` for "
+                                    "what it counts",
+                                    pmu));
+    }
+    const std::string two = explain_open_error(-ENOENT, "cache_misses, branch_misses",
+                                               {"armv8_cortex_a53", "armv8_cortex_a72"});
+    EXPECT_NE(two.find("the kernel's armv8_cortex_a53/armv8_cortex_a72 drivers do not implement "
+                       "them on this CPU"),
+              std::string::npos)
+        << two;
+    EXPECT_EQ(two.find("virtual PMU"), std::string::npos) << two;
+    EXPECT_EQ(two.find('\n'), std::string::npos);
 }
 
 TEST(PmuEvents, OpenEventCountsASoftwareEventOrExplains) {
