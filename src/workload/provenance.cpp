@@ -1,6 +1,7 @@
 #include "lockprof/workload/provenance.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -15,37 +16,71 @@
 namespace lockprof::workload {
 namespace {
 
-std::string read_first_line(const char* path) {
+std::string read_first_line(const std::filesystem::path& path) {
     std::ifstream in(path);
     std::string line;
     std::getline(in, line);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
     return line;
 }
 
-// Best-effort hint that we run virtualised or emulated: numbers from a VM or qemu are not those
-// of the host, and hardware counters are usually missing there.
-std::string vm_hint() {
-    std::ifstream cpuinfo("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(cpuinfo, line))
-        if (line.rfind("flags", 0) == 0 && line.find(" hypervisor") != std::string::npos) {
-            const std::string vendor = read_first_line("/sys/class/dmi/id/sys_vendor");
-            const std::string product = read_first_line("/sys/class/dmi/id/product_name");
-            std::string hint = "hypervisor flag set";
-            if (!vendor.empty() || !product.empty())
-                hint += fmt::format(" ({} {})", vendor, product);
-            return hint;
-        }
-    std::ifstream cgroup("/proc/1/cgroup");
+std::string read_whole(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
     std::stringstream all;
-    all << cgroup.rdbuf();
-    if (all.str().find("docker") != std::string::npos ||
-        all.str().find("kubepods") != std::string::npos)
-        return "container";
-    return "";
+    all << in.rdbuf();
+    return all.str();
+}
+
+// x86 guests: CPUID's hypervisor bit, which Linux shows as the `hypervisor` cpuinfo flag.
+bool hypervisor_flag(const std::filesystem::path& cpuinfo) {
+    std::ifstream in(cpuinfo);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("flags", 0) == 0 && (line + " ").find(" hypervisor ") != std::string::npos)
+            return true;
+    return false;
+}
+
+// A DMI vendor or product that only virtual machines report. Bare-metal EC2 instances
+// ("c6g.metal") report Amazon EC2 too.
+bool virtual_dmi(const std::string& vendor, const std::string& product) {
+    if (product.size() >= 6 && product.compare(product.size() - 6, 6, ".metal") == 0) return false;
+    static constexpr const char* kMarks[] = {
+        "QEMU",    "KVM",       "VMware", "Xen",   "Amazon EC2", "VirtualBox",
+        "innotek", "Parallels", "Bochs",  "BHYVE", "OpenStack",  "Google Compute Engine"};
+    const std::string both = vendor + " " + product;
+    for (const char* mark : kMarks)
+        if (both.find(mark) != std::string::npos) return true;
+    return product == "Virtual Machine";  // Hyper-V, Azure
 }
 
 }  // namespace
+
+std::string detect_virtualisation(const std::filesystem::path& root) {
+    const auto dmi = root / "sys/class/dmi/id";
+    const std::string vendor = read_first_line(dmi / "sys_vendor");
+    const std::string product = read_first_line(dmi / "product_name");
+    std::string dmi_names = vendor;
+    if (!product.empty()) dmi_names += (dmi_names.empty() ? "" : " ") + product;
+    if (hypervisor_flag(root / "proc/cpuinfo"))
+        return dmi_names.empty() ? "hypervisor flag set"
+                                 : fmt::format("hypervisor flag set ({})", dmi_names);
+    if (const std::string type = read_first_line(root / "sys/hypervisor/type"); !type.empty())
+        return fmt::format("{} guest (/sys/hypervisor/type)", type);
+    // arm64 (and other devicetree) guests: QEMU's `-M virt` board, under TCG or KVM, whose
+    // compatible strings (NUL-separated) include linux,dummy-virt.
+    for (const char* compatible :
+         {"sys/firmware/devicetree/base/compatible", "proc/device-tree/compatible"})
+        if (read_whole(root / compatible).find("linux,dummy-virt") != std::string::npos)
+            return "QEMU/KVM virt board (devicetree linux,dummy-virt)";
+    // UEFI/ACPI guests (arm64 KVM with edk2, cloud instances) report it in DMI.
+    if (virtual_dmi(vendor, product)) return fmt::format("virtual machine (DMI: {})", dmi_names);
+    if (std::filesystem::exists(root / ".dockerenv")) return "container (docker)";
+    const std::string cgroup = read_whole(root / "proc/1/cgroup");
+    if (cgroup.find("docker") != std::string::npos || cgroup.find("kubepods") != std::string::npos)
+        return "container";
+    return "";
+}
 
 Provenance collect_provenance(const std::vector<std::string>& argv) {
     Provenance p;
@@ -89,7 +124,7 @@ Provenance collect_provenance(const std::vector<std::string>& argv) {
     } catch (...) {
         p.perf_event_paranoid = -99;
     }
-    p.vm_hint = vm_hint();
+    p.vm_hint = detect_virtualisation();
     p.compiler = LOCKPROF_COMPILER;
     p.compiler_flags = LOCKPROF_COMPILER_FLAGS;
     p.build_type = LOCKPROF_BUILD_TYPE;

@@ -2,6 +2,7 @@
 // assert-enabled build would have been caught by `assertions`).
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,14 @@ struct Provenance {
     std::string build_type;
     bool assertions = false;
 };
+
+// Best-effort description of the virtual machine or container this runs in, "" when none is
+// detected: numbers from a VM or an emulator are not those of the host, and hardware counters
+// are often missing there. Looks for the x86 `hypervisor` cpuinfo flag, /sys/hypervisor/type,
+// QEMU's virt board in the devicetree (linux,dummy-virt: arm64 guests, TCG or KVM), a DMI
+// vendor or product only VMs report (QEMU, KVM, VMware, Xen, Amazon EC2 ...), then docker or
+// kubepods containers. Reads files under `root` ("/" normally; a test folder in tests).
+std::string detect_virtualisation(const std::filesystem::path& root = "/");
 
 // Provenance of this process and build, with the given command line.
 Provenance collect_provenance(const std::vector<std::string>& argv);

@@ -1,0 +1,114 @@
+// Virtualisation detection from file trees built in a temporary folder: x86 guests (hypervisor
+// flag), arm64 guests on QEMU's virt board (devicetree, no cpuinfo flag), UEFI guests known by
+// DMI, Xen, containers, and bare metal.
+#include "lockprof/workload/provenance.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+
+using lockprof::workload::detect_virtualisation;
+
+namespace {
+
+struct FakeRoot {
+    std::filesystem::path root;
+    FakeRoot() {
+        std::string pattern = (std::filesystem::temp_directory_path() / "lockprof-root-XXXXXX");
+        root = mkdtemp(pattern.data());
+    }
+    ~FakeRoot() {
+        std::error_code ec;
+        std::filesystem::remove_all(root, ec);
+    }
+    FakeRoot& write(const std::string& path, const std::string& content) {
+        std::filesystem::create_directories((root / path).parent_path());
+        std::ofstream(root / path, std::ios::binary) << content;
+        return *this;
+    }
+};
+
+const std::string kArmCpuinfo =
+    "processor\t: 0\nBogoMIPS\t: 125.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 "
+    "atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\nCPU implementer\t: 0x41\nCPU "
+    "part\t: 0xd0c\n";
+const std::string kX86Flags = "processor\t: 0\nflags\t\t: fpu vme de pse tsc msr pae mce cx8";
+
+}  // namespace
+
+TEST(Virtualisation, X86HypervisorFlagWithDmi) {
+    FakeRoot r;
+    r.write("proc/cpuinfo", kX86Flags + " hypervisor lahf_lm\n");
+    EXPECT_EQ(detect_virtualisation(r.root), "hypervisor flag set");
+    r.write("sys/class/dmi/id/sys_vendor", "QEMU\n");
+    r.write("sys/class/dmi/id/product_name", "Standard PC (Q35 + ICH9, 2009)\n");
+    EXPECT_EQ(detect_virtualisation(r.root),
+              "hypervisor flag set (QEMU Standard PC (Q35 + ICH9, 2009))");
+}
+
+TEST(Virtualisation, Arm64QemuVirtBoardFromTheDevicetree) {
+    // qemu-system-aarch64 -M virt, TCG or KVM: no hypervisor flag exists on arm64.
+    const std::string compatible("linux,dummy-virt\0", 17);
+    FakeRoot sysfs;
+    sysfs.write("proc/cpuinfo", kArmCpuinfo)
+        .write("sys/firmware/devicetree/base/compatible", compatible);
+    EXPECT_EQ(detect_virtualisation(sysfs.root),
+              "QEMU/KVM virt board (devicetree linux,dummy-virt)");
+    FakeRoot procfs;  // only /proc/device-tree mounted
+    procfs.write("proc/cpuinfo", kArmCpuinfo).write("proc/device-tree/compatible", compatible);
+    EXPECT_EQ(detect_virtualisation(procfs.root),
+              "QEMU/KVM virt board (devicetree linux,dummy-virt)");
+}
+
+TEST(Virtualisation, UefiGuestsByDmi) {
+    struct Case {
+        const char* vendor;
+        const char* product;
+    };
+    for (const auto& c : {Case{"QEMU", "KVM Virtual Machine"}, Case{"Amazon EC2", "c6g.large"},
+                          Case{"VMware, Inc.", "VMware Virtual Platform"},
+                          Case{"Microsoft Corporation", "Virtual Machine"}, Case{"Xen", "HVM domU"},
+                          Case{"innotek GmbH", "VirtualBox"}}) {
+        FakeRoot r;
+        r.write("proc/cpuinfo", kArmCpuinfo)
+            .write("sys/class/dmi/id/sys_vendor", std::string(c.vendor) + "\n")
+            .write("sys/class/dmi/id/product_name", std::string(c.product) + "\n");
+        EXPECT_EQ(detect_virtualisation(r.root),
+                  std::string("virtual machine (DMI: ") + c.vendor + " " + c.product + ")");
+    }
+}
+
+TEST(Virtualisation, XenFromSysHypervisor) {
+    FakeRoot r;
+    r.write("proc/cpuinfo", kArmCpuinfo).write("sys/hypervisor/type", "xen\n");
+    EXPECT_EQ(detect_virtualisation(r.root), "xen guest (/sys/hypervisor/type)");
+}
+
+TEST(Virtualisation, BareMetalAndContainers) {
+    FakeRoot metal;
+    metal.write("proc/cpuinfo", kX86Flags + " lahf_lm\n")
+        .write("sys/class/dmi/id/sys_vendor", "Dell Inc.\n")
+        .write("sys/class/dmi/id/product_name", "PowerEdge R740\n");
+    EXPECT_EQ(detect_virtualisation(metal.root), "");
+    // A bare-metal EC2 instance reports Amazon EC2 too.
+    FakeRoot ec2_metal;
+    ec2_metal.write("proc/cpuinfo", kArmCpuinfo)
+        .write("sys/class/dmi/id/sys_vendor", "Amazon EC2\n")
+        .write("sys/class/dmi/id/product_name", "c6g.metal\n");
+    EXPECT_EQ(detect_virtualisation(ec2_metal.root), "");
+    // A devicetree board that is not QEMU's.
+    FakeRoot board;
+    board.write("proc/cpuinfo", kArmCpuinfo)
+        .write("sys/firmware/devicetree/base/compatible",
+               std::string("raspberrypi,4-model-b\0brcm,bcm2711\0", 35));
+    EXPECT_EQ(detect_virtualisation(board.root), "");
+
+    FakeRoot docker;
+    docker.write("proc/cpuinfo", kX86Flags + "\n").write(".dockerenv", "");
+    EXPECT_EQ(detect_virtualisation(docker.root), "container (docker)");
+    FakeRoot pod;
+    pod.write("proc/cpuinfo", kX86Flags + "\n").write("proc/1/cgroup", "0::/kubepods/besteffort\n");
+    EXPECT_EQ(detect_virtualisation(pod.root), "container");
+    EXPECT_EQ(detect_virtualisation("/nonexistent-lockprof-root"), "");
+}
