@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/sampling/sampler.hpp"
 
 namespace lockprof::report {
 
@@ -122,13 +123,30 @@ json sampling_json(const workload::SamplingInfo& s) {
             {"period", s.period},
             {"frequency", s.frequency},
             {"precise_ip", s.precise_ip},
+            {"skid", std::string(workload::skid_name(s.skid))},
             {"precise_note", s.precise_note},
             {"modules", modules}};
 }
 
 namespace {
 
-workload::SamplingInfo sampling_from_json(const json& j) {
+// Results written before "skid" existed: what their precise_ip means on the architecture that
+// wrote them (a hardware event whenever one was granted).
+workload::Skid skid_from_json(const json& j, const std::string& arch, int precise_ip) {
+    if (!j.contains("skid"))
+        return sampling::skid_meaning(arch == "aarch64" ? pmu::Isa::aarch64 : pmu::Isa::x86_64,
+                                      precise_ip > 0, precise_ip, "")
+            .skid;
+    const std::string name = j.at("skid");
+    for (auto skid : {workload::Skid::arbitrary, workload::Skid::constant, workload::Skid::zero})
+        if (workload::skid_name(skid) == name) return skid;
+    throw UsageError(fmt::format(
+        "unknown skid '{}' in sampling (arbitrary, constant or zero); the file is damaged or "
+        "from a newer lockprof",
+        name));
+}
+
+workload::SamplingInfo sampling_from_json(const json& j, const std::string& arch) {
     workload::SamplingInfo s;
     s.sampler = j.at("sampler");
     s.sampler_reason = j.at("sampler_reason");
@@ -138,6 +156,7 @@ workload::SamplingInfo sampling_from_json(const json& j) {
     s.period = j.at("period");
     s.frequency = j.at("frequency");
     s.precise_ip = j.at("precise_ip");
+    s.skid = skid_from_json(j, arch, s.precise_ip);
     s.precise_note = j.at("precise_note");
     for (const auto& m : j.at("modules"))
         s.modules.push_back({m.at("path"), m.at("start"), m.at("end"), m.at("offset"),
@@ -281,7 +300,8 @@ workload::RunResult result_from_json(const json& doc) {
     run.calibration.ticks_per_ns = doc.at("calibration").at("ticks_per_ns");
     run.notes = doc.at("notes").get<std::vector<std::string>>();
 
-    if (doc.contains("sampling")) run.sampling = sampling_from_json(doc.at("sampling"));
+    if (doc.contains("sampling"))
+        run.sampling = sampling_from_json(doc.at("sampling"), run.provenance.arch);
 
     for (const auto& jc : doc.at("cells")) {
         workload::CellResult cell;

@@ -28,8 +28,8 @@ std::vector<analysis::CellEvidence> gather_evidence(
     auto evidence = analysis::evidence_from(summaries);
     if (attribution && run.sampling)
         for (std::size_t i = 0; i < evidence.size() && i < attribution->cells.size(); ++i)
-            add_instruction_evidence(attribution->cells[i], run.sampling->precise_ip > 0,
-                                     evidence[i]);
+            add_instruction_evidence(attribution->cells[i],
+                                     run.sampling->skid == workload::Skid::zero, evidence[i]);
     return evidence;
 }
 

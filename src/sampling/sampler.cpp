@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/sampling/event.hpp"
@@ -72,17 +73,6 @@ bool means_event_missing(int error) {
     return error == ENOENT || error == EOPNOTSUPP || error == EINVAL || error == ENODEV;
 }
 
-std::string precise_note(bool hardware, int granted, const std::string& event) {
-    if (!hardware)
-        return fmt::format("{} is a software event, precise_ip does not apply: {}", event,
-                           kSkidNote);
-    if (granted == 0) return fmt::format("precise_ip not granted for {}: {}", event, kSkidNote);
-    return fmt::format(
-        "precise_ip {} granted for {}: samples name the instruction that "
-        "caused the event",
-        granted, event);
-}
-
 void check_rate(const SamplerRequest& request) {
     if (request.period && request.frequency)
         throw UsageError("--sample-period and --sample-freq exclude each other; give one of them");
@@ -95,6 +85,49 @@ void check_rate(const SamplerRequest& request) {
 }
 
 }  // namespace
+
+SkidMeaning skid_meaning(pmu::Isa isa, bool hardware, int granted, std::string_view event,
+                         bool spe) {
+    using workload::Skid;
+    if (!hardware)
+        return {
+            Skid::arbitrary,
+            fmt::format("{} is a software event, precise_ip does not apply: {}", event, kSkidNote)};
+    if (isa == pmu::Isa::aarch64) {
+        // The arm64 PMU driver takes precise_ip and does nothing with it: the sample is still
+        // the PC the overflow interrupt found.
+        const std::string granted_text =
+            granted > 0 ? fmt::format(
+                              "precise_ip {} accepted for {}, but arm64 core PMUs have no "
+                              "skid-free sampling (the kernel ignores precise_ip)",
+                              granted, event)
+                        : fmt::format("precise_ip not granted for {}", event);
+        return {Skid::arbitrary,
+                fmt::format("{}: {}; SPE (arm_spe_0{}) would name the instruction", granted_text,
+                            kSkidNote, spe ? ", present here" : ", not exposed here")};
+    }
+    switch (granted) {
+        case 0:
+            return {Skid::arbitrary,
+                    fmt::format("precise_ip not granted for {}: {}", event, kSkidNote)};
+        case 1:
+            return {Skid::constant,
+                    fmt::format("precise_ip 1 granted for {} (constant skid, e.g. Intel PEBS "
+                                "without the IP fix-up): {}",
+                                event, kSkidNote)};
+        case 2:
+            return {Skid::zero,
+                    fmt::format("precise_ip 2 granted for {} (zero skid requested: Intel PEBS "
+                                "with the IP fix-up, AMD IBS): samples name the instruction that "
+                                "caused the event",
+                                event)};
+        default:
+            return {Skid::zero,
+                    fmt::format("precise_ip {} granted for {} (zero skid required: Intel PEBS, "
+                                "AMD IBS): samples name the instruction that caused the event",
+                                granted, event)};
+    }
+}
 
 std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
     check_rate(request);
@@ -113,6 +146,7 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
             info.event_note =
                 fmt::format("the timer sampler samples thread CPU time, not '{}'", request.event);
         info.precise_ip = 0;
+        info.skid = workload::Skid::arbitrary;
         info.precise_note = fmt::format("timer-signal samples: {}", kSkidNote);
         // The timer counts CPU time in ns, whatever the event would have counted.
         const std::uint64_t period_ns =
@@ -174,7 +208,10 @@ PerfChoice choose_perf_event(const SamplerRequest& request) {
     info.sampler = "perf";
     info.event = event.name;
     info.precise_ip = p.precise_ip;
-    info.precise_note = precise_note(event.hardware, p.precise_ip, event.name);
+    auto meaning = skid_meaning(pmu::host_isa(), event.hardware, p.precise_ip, event.name,
+                                arch::cpu_identity().has_spe);
+    info.skid = meaning.skid;
+    info.precise_note = std::move(meaning.note);
     choice.attr = p.attr;
     return choice;
 }

@@ -13,10 +13,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <linux/perf_event.h>
 
+#include "lockprof/pmu/aliases.hpp"
 #include "lockprof/workload/instrument.hpp"
 #include "lockprof/workload/results.hpp"
 
@@ -69,6 +71,19 @@ std::unique_ptr<Sampler> make_perf_sampler(const perf_event_attr& attr,
 std::unique_ptr<Sampler> make_timer_sampler(std::uint64_t period_ns,
                                             std::optional<std::uint64_t> window_ns,
                                             workload::SamplingInfo info);
+
+// What the precise_ip the kernel granted means for samples of `event` on `isa`: the skid and
+// the note the annotation prints. `hardware`: counted by a PMU (software clocks have no precise
+// mode); `spe`: an arm_spe_0 event source exists (named in the aarch64 note). Per
+// perf_event_open(2), x86 precise_ip 1 is constant skid, 2 requested and 3 required zero skid
+// (Intel PEBS, AMD IBS); the arm64 kernel accepts precise_ip on core PMUs and ignores it, so
+// there it never removes skid (only SPE, a separate PMU, names the instruction).
+struct SkidMeaning {
+    workload::Skid skid = workload::Skid::arbitrary;
+    std::string note;
+};
+SkidMeaning skid_meaning(pmu::Isa isa, bool hardware, int granted, std::string_view event,
+                         bool spe = false);
 
 // Per-cell sample totals and losses, as notes the run prints ("sampling: ... lost").
 std::vector<std::string> loss_notes(const workload::RunResult& run);

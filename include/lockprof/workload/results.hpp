@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockprof/workload/provenance.hpp"
@@ -58,7 +59,8 @@ struct CounterReading {
 // One sample of where a worker thread was (perf_event ring buffer or the timer-signal sampler).
 // Raw and position-dependent: addresses are resolved later against RunResult::sampling.modules.
 struct RawSample {
-    std::uint64_t ip = 0;       // interrupted instruction (with skid unless precise_ip > 0)
+    std::uint64_t ip = 0;       // interrupted instruction (with skid unless SamplingInfo::skid
+                                // is zero)
     std::uint32_t tid = 0;      // kernel thread id
     std::uint64_t time_ns = 0;  // perf clock / CLOCK_MONOTONIC; only differences mean anything
     std::uint64_t weight = 1;   // period this sample stands for (event counts; ns for clocks)
@@ -75,6 +77,27 @@ struct MappedModule {
     std::string build_id;     // hex GNU build-id of the file, "" when it has none
 };
 
+// How far a sample's ip may lie from the instruction that caused the event, whatever
+// precise_ip the kernel granted: on arm64 the kernel accepts precise_ip on core PMUs and ignores
+// it (sampling::skid_meaning decides per architecture).
+enum class Skid : std::uint8_t {
+    arbitrary,  // an interrupt's skid: the sample lands some instructions after the cause
+    constant,   // a fixed distance after it (x86 precise_ip 1)
+    zero,       // the instruction that caused the event (x86 precise_ip 2 and 3: PEBS, IBS)
+};
+
+constexpr std::string_view skid_name(Skid skid) {
+    switch (skid) {
+        case Skid::arbitrary:
+            return "arbitrary";
+        case Skid::constant:
+            return "constant";
+        case Skid::zero:
+            return "zero";
+    }
+    return "?";
+}
+
 // How samples were taken: written once per run when sampling was on.
 struct SamplingInfo {
     std::string sampler;          // "perf" or "timer"
@@ -84,8 +107,9 @@ struct SamplingInfo {
     std::string event_note;       // why the event differs from the request, "" if it does not
     std::uint64_t period = 0;     // fixed period in event units (0 when frequency based)
     std::uint64_t frequency = 0;  // samples per second of the event (0 when period based)
-    int precise_ip = 0;           // granted skid constraint (0: arbitrary skid)
-    std::string precise_note;     // why precise_ip is what it is
+    int precise_ip = 0;           // precise_ip the kernel granted (perf_event_attr)
+    Skid skid = Skid::arbitrary;  // what that level means on this CPU
+    std::string precise_note;     // why precise_ip and skid are what they are
     std::vector<MappedModule> modules;
 };
 

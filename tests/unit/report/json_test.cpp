@@ -65,6 +65,39 @@ TEST(ResultJson, RoundTripKeepsRawData) {
     EXPECT_EQ(report::to_json(back, analysis::summarize(back))["cells"], doc["cells"]);
 }
 
+TEST(ResultJson, SamplingKeepsTheGrantedPreciseIpAndItsSkid) {
+    auto run = sample_run();
+    run.provenance.arch = "aarch64";
+    workload::SamplingInfo info;
+    info.sampler = "perf";
+    info.event = info.requested_event = "cycles";
+    info.precise_ip = 2;                    // granted by the arm64 kernel ...
+    info.skid = workload::Skid::arbitrary;  // ... and meaningless there
+    info.precise_note = "note";
+    run.sampling = info;
+    auto doc = report::to_json(run, {});
+    EXPECT_EQ(doc["sampling"]["precise_ip"], 2);
+    EXPECT_EQ(doc["sampling"]["skid"], "arbitrary");
+    auto back = report::result_from_json(doc);
+    ASSERT_TRUE(back.sampling);
+    EXPECT_EQ(back.sampling->precise_ip, 2);
+    EXPECT_EQ(back.sampling->skid, workload::Skid::arbitrary);
+    EXPECT_EQ(report::to_json(back, {})["sampling"], doc["sampling"]);
+    for (auto skid : {workload::Skid::constant, workload::Skid::zero}) {
+        doc["sampling"]["skid"] = std::string(workload::skid_name(skid));
+        EXPECT_EQ(report::result_from_json(doc).sampling->skid, skid);
+    }
+    // Files from before the field: derived from precise_ip on the architecture that wrote them.
+    doc["sampling"].erase("skid");
+    EXPECT_EQ(report::result_from_json(doc).sampling->skid, workload::Skid::arbitrary);
+    doc["provenance"]["arch"] = "x86_64";
+    EXPECT_EQ(report::result_from_json(doc).sampling->skid, workload::Skid::zero);
+    doc["sampling"]["precise_ip"] = 1;
+    EXPECT_EQ(report::result_from_json(doc).sampling->skid, workload::Skid::constant);
+    doc["sampling"]["skid"] = "none at all";
+    EXPECT_THROW(report::result_from_json(doc), UsageError);
+}
+
 TEST(ResultJson, RefusesOtherSchemasAndVersions) {
     auto doc = report::to_json(sample_run(), {});
     doc["schema_version"] = 999;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "lockprof/arch/context.hpp"
@@ -162,6 +163,7 @@ TEST(PerfSampler, FallsBackToCpuClockAndSaysWhy) {
     EXPECT_EQ(info.event, "cpu-clock");
     EXPECT_FALSE(info.event_note.empty() && info.sampler == "perf");
     EXPECT_NE(info.precise_note.find("skid"), std::string::npos);
+    EXPECT_EQ(info.skid, workload::Skid::arbitrary);
 }
 
 TEST(MakeSampler, RejectsContradictoryRequests) {
@@ -175,6 +177,71 @@ TEST(MakeSampler, RejectsContradictoryRequests) {
     SamplerRequest unknown;
     unknown.event = "no_such_event_anywhere";
     EXPECT_THROW(make_sampler(unknown), UsageError);
+}
+
+// What a granted precise_ip means, per architecture: the facts are parameters, so every
+// machine's case is checked here.
+TEST(SkidMeaning, Arm64CorePmusNeverRemoveSkid) {
+    // The arm64 kernel grants precise_ip 2 on PMUv3 (qemu-system-aarch64, Neoverse servers) and
+    // ignores it.
+    for (int granted : {1, 2, 3}) {
+        const auto m = skid_meaning(pmu::Isa::aarch64, true, granted, "cycles");
+        EXPECT_EQ(m.skid, workload::Skid::arbitrary) << granted;
+        EXPECT_NE(m.note.find(fmt::format("precise_ip {} accepted for cycles, but arm64 core "
+                                          "PMUs have no skid-free sampling",
+                                          granted)),
+                  std::string::npos)
+            << m.note;
+        EXPECT_EQ(m.note.find("samples name the instruction"), std::string::npos) << m.note;
+        EXPECT_NE(m.note.find("skid"), std::string::npos) << m.note;
+        EXPECT_NE(m.note.find("SPE (arm_spe_0, not exposed here) would name the instruction"),
+                  std::string::npos)
+            << m.note;
+    }
+    EXPECT_NE(skid_meaning(pmu::Isa::aarch64, true, 2, "stxr_fail", true)
+                  .note.find("SPE (arm_spe_0, present here)"),
+              std::string::npos);
+    const auto none = skid_meaning(pmu::Isa::aarch64, true, 0, "cycles");
+    EXPECT_EQ(none.skid, workload::Skid::arbitrary);
+    EXPECT_EQ(none.note.rfind("precise_ip not granted for cycles: samples land on the "
+                              "instruction after the stalling one (skid)",
+                              0),
+              0u)
+        << none.note;
+}
+
+TEST(SkidMeaning, X86LevelsAsPerfEventOpenDefinesThem) {
+    const auto zero_granted = skid_meaning(pmu::Isa::x86_64, true, 0, "cycles");
+    EXPECT_EQ(zero_granted.skid, workload::Skid::arbitrary);
+    EXPECT_EQ(zero_granted.note.rfind("precise_ip not granted for cycles: samples land", 0), 0u);
+    const auto constant = skid_meaning(pmu::Isa::x86_64, true, 1, "cycles");
+    EXPECT_EQ(constant.skid, workload::Skid::constant);
+    EXPECT_NE(constant.note.find("precise_ip 1 granted for cycles (constant skid"),
+              std::string::npos)
+        << constant.note;
+    EXPECT_NE(constant.note.find("the one before it was waiting"), std::string::npos);
+    const auto requested = skid_meaning(pmu::Isa::x86_64, true, 2, "cycles");
+    EXPECT_EQ(requested.skid, workload::Skid::zero);
+    EXPECT_EQ(requested.note,
+              "precise_ip 2 granted for cycles (zero skid requested: Intel PEBS with the IP "
+              "fix-up, AMD IBS): samples name the instruction that caused the event");
+    const auto required = skid_meaning(pmu::Isa::x86_64, true, 3, "cycles");
+    EXPECT_EQ(required.skid, workload::Skid::zero);
+    EXPECT_NE(required.note.find("precise_ip 3 granted for cycles (zero skid required"),
+              std::string::npos)
+        << required.note;
+}
+
+TEST(SkidMeaning, SoftwareEventsHaveNoPreciseMode) {
+    for (auto isa : {pmu::Isa::x86_64, pmu::Isa::aarch64}) {
+        const auto m = skid_meaning(isa, false, 0, "cpu-clock");
+        EXPECT_EQ(m.skid, workload::Skid::arbitrary);
+        EXPECT_EQ(m.note.rfind("cpu-clock is a software event, precise_ip does not apply: "
+                               "samples land on the instruction after the stalling one (skid)",
+                               0),
+                  0u)
+            << m.note;
+    }
 }
 
 TEST(FramePointerWalk, FollowsRecordsUpTheStackAndStopsAtGarbage) {
