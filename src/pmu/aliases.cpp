@@ -46,6 +46,11 @@ const Names kZen = {"amd64_fam17h_zen1", "amd64_fam17h_zen2", "amd64_fam19h_zen3
 // ARM cores whose libpfm4 tables use the architected event names (CPU_CYCLES, STREX_FAIL_SPEC).
 const Names kArmArchitectedNames = {"arm_n1",      "arm_v1",        "arm_n2",   "arm_v2",
                                     "arm_kunpeng", "arm_thunderx2", "arm_ac76", "arm_a64fx"};
+// The same cores but A64FX, whose libpfm4 table has neither BUS_ACCESS nor MEM_ACCESS (found
+// by PmuAliases.ArmModelNamesEncodeInLibpfm4 in the emulated arm64 system); the raw fallback
+// still tries the architected number there.
+const Names kArmArchitectedBusNames = {"arm_n1",      "arm_v1",        "arm_n2",  "arm_v2",
+                                       "arm_kunpeng", "arm_thunderx2", "arm_ac76"};
 // Older tables that prefix speculative-instruction events with INST_SPEC_EXEC_.
 const Names kArmInstSpecExec = {"arm_ac57", "arm_xgene"};
 
@@ -186,7 +191,7 @@ const std::vector<Entry>& table() {
          {},
          ~0ull,
          {},
-         {{kArmArchitectedNames, {"BUS_ACCESS"}}},
+         {{kArmArchitectedBusNames, {"BUS_ACCESS"}}},
          "r19",
          "raw 0x19: the architected BUS_ACCESS event",
          kArmBusEventOnX86},
@@ -194,7 +199,7 @@ const std::vector<Entry>& table() {
          {},
          ~0ull,
          {},
-         {{kArmArchitectedNames, {"MEM_ACCESS"}}},
+         {{kArmArchitectedBusNames, {"MEM_ACCESS"}}},
          "r13",
          "raw 0x13: the architected MEM_ACCESS event",
          kArmBusEventOnX86},
