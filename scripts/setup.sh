@@ -3,15 +3,19 @@
 #   scripts/setup.sh            build + test dependencies (native x86_64/aarch64)
 #   scripts/setup.sh --cross    also the aarch64 cross toolchain, qemu-user and arm64 libraries
 #   scripts/setup.sh --extras   also chromium (SVG/report rendering tests) and postgresql
+#   scripts/setup.sh --system   also qemu-system-arm, cpio and e2fsprogs (the emulated arm64
+#                               system of scripts/test-arm-system.sh), python3 for its checks
 set -euo pipefail
 
 want_cross=0
 want_extras=0
+want_system=0
 for arg in "$@"; do
   case "$arg" in
     --cross) want_cross=1 ;;
     --extras) want_extras=1 ;;
-    *) echo "setup.sh: unknown argument '$arg' (use --cross, --extras)" >&2; exit 2 ;;
+    --system) want_system=1 ;;
+    *) echo "setup.sh: unknown argument '$arg' (use --cross, --extras, --system)" >&2; exit 2 ;;
   esac
 done
 
@@ -20,6 +24,10 @@ packages=(cmake ninja-build g++ pkg-config git binutils clang-format
           libgtest-dev libgmock-dev libdw-dev libelf-dev libxml2-dev linux-perf bc)
 if [[ $want_cross == 1 ]]; then
   packages+=(g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user)
+fi
+if [[ $want_system == 1 ]]; then
+  packages+=(qemu-system-arm cpio e2fsprogs)
+  command -v python3 >/dev/null || packages+=(python3)
 fi
 if [[ $want_extras == 1 ]]; then
   packages+=(chromium postgresql postgresql-contrib libxml2-utils)

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what is missing, builds, runs every
 # test through CTest, then the unit tests under ASan+UBSan and TSan, then the aarch64 stage
-# (cross build, qemu-user; scripts/test-aarch64.sh).
+# (cross build, qemu-user; scripts/test-aarch64.sh), then the emulated arm64 system stage
+# (a real kernel PMU driver under qemu-system-aarch64; scripts/test-arm-system.sh).
 #   LOCKPROF_SKIP_SANITIZERS=1 scripts/test.sh   skips the sanitizer builds (local iteration)
-#   LOCKPROF_SKIP_AARCH64=1 scripts/test.sh      skips the aarch64 stage
+#   LOCKPROF_SKIP_AARCH64=1 scripts/test.sh      skips both aarch64 stages
+#   LOCKPROF_SKIP_ARM_SYSTEM=1 scripts/test.sh   skips only the emulated arm64 system stage
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
 start=$SECONDS
 # chromium (SVG and report rendering) and postgresql come with --extras; --cross brings the
-# aarch64 toolchain, qemu-user and the arm64 libraries.
-"$root/scripts/setup.sh" --extras --cross
+# aarch64 toolchain, qemu-user and the arm64 libraries; --system qemu-system-aarch64.
+"$root/scripts/setup.sh" --extras --cross --system
 
 # Variable-location tracking is the costliest part of -g at -O1/-O2 and nothing here reads
 # local variables' locations (the symbol tests read lines and inline chains): without it each
@@ -44,5 +46,8 @@ fi
 
 if [[ "${LOCKPROF_SKIP_AARCH64:-0}" != 1 ]]; then
   "$root/scripts/test-aarch64.sh"
+  if [[ "${LOCKPROF_SKIP_ARM_SYSTEM:-0}" != 1 ]]; then
+    "$root/scripts/test-arm-system.sh"
+  fi
 fi
 echo "== all tests passed in $((SECONDS - start)) s =="

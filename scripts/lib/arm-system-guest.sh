@@ -1,0 +1,89 @@
+#!/bin/bash
+# Runs inside the emulated arm64 system (scripts/test-arm-system.sh boots it; /init of
+# scripts/lib/arm-system-init.sh starts this as root in the guest's root disk):
+#   guest.sh MODEL OUT
+# MODEL is the -cpu model the guest was booted with; it picks the steps. Each step's stdout,
+# stderr and exit status go to OUT/STEP.out, .err, .rc; results lockprof writes (JSON, CSV,
+# reports) go under OUT too. Nothing is checked here: the host reads OUT and asserts
+# (tests/arm-system/check.py), so a failed step still leaves its evidence.
+set -u
+model=$1
+out=$2
+cd /tmp || exit 1
+# Written by the host into the root disk: where lockprof and its test binaries are. They keep
+# their host paths, because the CLI tests run the binary at the path compiled into them.
+. /stage/paths.sh
+export PATH="$LOCKPROF_BUILD:/usr/bin:/bin"
+export HOME=/tmp TMPDIR=/tmp
+
+step() {  # step NAME CMD... : runs CMD, keeps its output and exit status
+    local name=$1
+    shift
+    local start=$SECONDS
+    "$@" >"$out/$name.out" 2>"$out/$name.err"
+    echo $? >"$out/$name.rc"
+    echo "step $name: exit $(cat "$out/$name.rc") in $((SECONDS - start)) s"
+}
+
+lp=$LOCKPROF_BUILD/lockprof
+echo "model $model, kernel $(uname -r), $(nproc) CPUs"
+cat /proc/cmdline
+step doctor "$lp" doctor
+step events "$lp" events
+ls /sys/bus/event_source/devices >"$out/event_sources.txt"
+
+case $model in
+neoverse-n1)
+    # Booted with -icount shift=0: every instruction advances the virtual clock by 1 ns and
+    # QEMU's PMU counts instructions (and cycles) exactly.
+    # No work in the loop (--shared-lines 0, no critical or parallel work), one thread: each
+    # iteration runs the same instructions, which the host counts in the disassembly.
+    local_loop=(--threads 1 --delay none --shared-lines 0 --trials 1)
+    step exact "$lp" --lock tas@llsc,cas@llsc "${local_loop[@]}" --duration 100ms \
+        --event cycles,instructions -o "$out/exact.json"
+    # More hardware events than the PMU's 6 programmable counters (plus the cycle counter):
+    # split into groups and multiplexed; the scaled values must agree with the exact run.
+    step multiplex "$lp" --lock tas@llsc "${local_loop[@]}" --duration 400ms \
+        --event cycles,instructions,stxr_fail,stxr_pass,strex,ldrex,bus_access,mem_access,arm_n1::INST_RETIRED,arm_n1::CPU_CYCLES,arm_n1::BR_RETIRED,arm_n1::INST_SPEC \
+        -o "$out/multiplex.json"
+    # Four threads on two CPUs: holders are preempted and waiters spin, so the acquire loop
+    # holds most cycles samples.
+    step sample "$lp" --lock tas@llsc --threads 4 --delay none --duration 300ms --trials 1 \
+        --event cycles,instructions --sample-event cycles --sampler perf --annotate-top 1 \
+        --samples-out "$out/samples.json" -o "$out/sample.json"
+    step record "$lp" record --event cycles,instructions --sample-event cycles \
+        --output "$out/record.json" -- \
+        "$lp" --lock tas@llsc --threads 1 --delay none --duration 200ms --trials 1 \
+        --no-counters -q
+    ;;
+neoverse-n1-tests)
+    # No icount (multi-threaded TCG, quicker): the test binaries' hardware paths, which skip
+    # on machines without a PMU, and the validation script.
+    # What a first run with the default events shows on this PMU.
+    step defaults "$lp" --lock tas,cas --threads 2 --duration 100ms --trials 1
+    step unit "$LOCKPROF_BUILD/tests/lockprof_unit_tests" --gtest_color=no \
+        --gtest_output="xml:$out/unit.xml" --gtest_filter="$LOCKPROF_GUEST_UNIT_FILTER"
+    step cli "$LOCKPROF_BUILD/tests/lockprof_cli_tests" --gtest_color=no \
+        --gtest_output="xml:$out/cli.xml" --gtest_filter="$LOCKPROF_GUEST_CLI_FILTER"
+    if [[ -x $LOCKPROF_SOURCE/scripts/validate-hardware.sh ]]; then
+        step validate bash "$LOCKPROF_SOURCE/scripts/validate-hardware.sh" --quick \
+            --lockprof "$lp" --out "$out/validate"
+    fi
+    ;;
+cortex-a57)
+    # ARMv8.0 without LSE: @lse refused before any of its code runs, LL/SC and outline counted.
+    step refuse "$lp" --lock tas@lse --threads 1 --duration 20ms
+    step count "$lp" --lock tas@llsc,cas@llsc,tas@outline --threads 1 --delay none \
+        --duration 100ms --trials 1 --event cycles,stxr_fail -o "$out/count.json"
+    ;;
+max)
+    # An implementer libpfm4 has no table for: the raw-code fallbacks (r6e, ...) are encoded
+    # and the kernel opens them.
+    step count "$lp" --lock tas@llsc,tas@lse --threads 1 --delay none --duration 100ms \
+        --trials 1 --event cycles,stxr_fail,stxr_pass -o "$out/count.json"
+    ;;
+*)
+    echo "guest.sh: unknown model '$model'" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""Host-side checks of one emulated arm64 system stage (scripts/test-arm-system.sh).
+
+    check.py STAGE OUTDIR BUILD
+
+OUTDIR holds what scripts/lib/arm-system-guest.sh left in the guest: STEP.out/.err/.rc per
+step and the JSON files lockprof wrote. BUILD is the cross build whose binaries the guest ran
+(its objdump'd code is what the exact counts are compared with). Prints one `ok:` line per
+check; exits 1 at the first failed check, saying what was expected and what was found.
+
+QEMU emulates the PMU's counting machinery, not a microarchitecture: cycles and instructions
+count (exactly under -icount shift=0, where they are equal), store-exclusive and cache events
+open but count 0, generic cache events are ENOENT. The checks assert lockprof's plumbing and
+arithmetic against that, never a timing or a microarchitectural effect.
+"""
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def ok(message):
+    print(f"    ok: {message}")
+
+
+class Stage:
+    def __init__(self, outdir):
+        self.dir = Path(outdir)
+
+    def step(self, name, want_rc=0):
+        """A step's stdout and stderr, after checking its exit status."""
+        rc_file = self.dir / f"{name}.rc"
+        expect(rc_file.exists(), f"step '{name}' did not run (no {rc_file.name}; see stage.log)")
+        rc = int(rc_file.read_text().strip() or "-1")
+        out = (self.dir / f"{name}.out").read_text(errors="replace")
+        err = (self.dir / f"{name}.err").read_text(errors="replace")
+        expect(rc == want_rc,
+               f"step '{name}' exited {rc}, expected {want_rc}\n--- stdout\n{out[-3000:]}"
+               f"\n--- stderr\n{err[-3000:]}")
+        return out, err
+
+    def json(self, name):
+        path = self.dir / name
+        expect(path.exists(), f"{name} was not written")
+        return json.loads(path.read_text())
+
+
+# --- results ---------------------------------------------------------------------------------
+
+def cell(run, lock, threads=None):
+    for c in run["cells"]:
+        if c["lock"] == lock and (threads is None or c["threads"] == threads):
+            return c
+    raise Failure(f"no cell for {lock} in the result")
+
+
+def event_summary(c, event):
+    for e in c["summary"].get("events", []):
+        if e["event"] == event:
+            return e
+    raise Failure(f"{c['lock']}: event {event} is not in the summary")
+
+
+def per_acquire(c, event):
+    e = event_summary(c, event)
+    expect(e["counted"], f"{c['lock']}: {event} was not counted")
+    return e["per_acquire"]["median"]
+
+
+def hardware_counted_fully(c, events):
+    for event in events:
+        e = event_summary(c, event)
+        expect(e["counted"], f"{c['lock']}: {event} was not counted")
+        expect(abs(e["running_fraction"] - 1.0) < 1e-9,
+               f"{c['lock']}: {event} ran {e['running_fraction']:.3f} of the time; a group that "
+               f"fits the PMU must run all of it")
+
+
+# --- the measured loop's instructions --------------------------------------------------------
+
+BRANCH = re.compile(r"^(b\.\w+|cbz|cbnz|tbz|tbnz|b)$")
+
+
+def disassemble(build, symbol):
+    """(address, mnemonic, operands) of the function whose demangled name is `symbol`."""
+    binary = str(Path(build) / "lockprof")
+    nm = subprocess.run(["aarch64-linux-gnu-nm", "-C", "-S", binary], capture_output=True,
+                        text=True, check=True).stdout
+    for line in nm.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) == 4 and parts[3] == symbol:
+            start, size = int(parts[0], 16), int(parts[1], 16)
+            break
+    else:
+        raise Failure(f"{symbol} is not in {binary}'s symbol table")
+    listing = subprocess.run(
+        ["aarch64-linux-gnu-objdump", "-d", "--no-show-raw-insn", f"--start-address={start}",
+         f"--stop-address={start + size}", binary], capture_output=True, text=True,
+        check=True).stdout
+    instructions = []
+    for line in listing.splitlines():
+        m = re.match(r"^\s*([0-9a-f]+):\s+(\S+)\s*([^<]*)", line)
+        if m:
+            instructions.append((int(m.group(1), 16), m.group(2), m.group(3).strip()))
+    expect(instructions, f"objdump listed no instructions for {symbol}")
+    return instructions
+
+
+def branch_target(mnemonic, operands):
+    if not BRANCH.match(mnemonic):
+        return None
+    return int(operands.split(",")[-1].strip().split()[0], 16)
+
+
+def uncontended_iteration(instructions):
+    """Instructions one iteration of the measured loop executes when the lock is free and the
+    loop does no work (--shared-lines 0, --critical-ns 0, --parallel-ns 0).
+
+    The outer loop is the backward branch to the earliest address (the latest such branch if
+    several go there: out-of-line slow paths branch back into the middle). Walking it from its
+    head:
+    a backward conditional branch inside it is not taken (store-exclusive retries and spins on
+    a held lock do not happen uncontended), nor is one to code outside the loop (the exit, the
+    out-of-line contended path); a forward one within the loop is taken when it skips over a
+    loop (a work loop that runs zero times) or when its fall-through leaves the outer loop
+    (the stop and limit checks continue); any other is not taken. Stops with a Failure
+    where the walk meets something it cannot decide (a call, a return, a jump outside).
+    """
+    index = {address: i for i, (address, _, _) in enumerate(instructions)}
+    back_edges = [(address, branch_target(m, o)) for address, m, o in instructions
+                  if branch_target(m, o) is not None and branch_target(m, o) <= address]
+    expect(back_edges, "the measured loop has no backward branch")
+    tail, head = min(back_edges, key=lambda edge: (edge[1], -edge[0]))
+    inside = lambda address: head <= address <= tail  # noqa: E731
+    count, pc, path = 0, index[head], []
+    for _ in range(10_000):
+        address, mnemonic, operands = instructions[pc]
+        count += 1
+        path.append(f"{address:x} {mnemonic}")
+        if address == tail:
+            return count, path
+        expect(mnemonic not in ("bl", "blr", "br", "ret"),
+               f"the uncontended path meets '{mnemonic}' at {address:x}; the walk cannot follow it")
+        target = branch_target(mnemonic, operands)
+        if target is None:
+            pc += 1
+            continue
+        if mnemonic == "b":
+            expect(inside(target), f"the path jumps out of the loop at {address:x}")
+            pc = index[target]
+            continue
+        taken = False
+        if target > address and inside(target):
+            skips_loop = any(address < b < target and address < t < target for b, t in back_edges)
+            _, next_mnemonic, next_operands = instructions[pc + 1]
+            next_target = branch_target(next_mnemonic, next_operands)
+            exits = next_mnemonic == "ret" or (next_mnemonic == "b" and not inside(next_target))
+            taken = skips_loop or exits
+        pc = index[target] if taken else pc + 1
+    raise Failure("the walk of the measured loop did not come back to its head")
+
+
+def loop_symbol(lock):
+    """measured_loop<...> of `lock` (e.g. TasLock) in the llsc flavour, delay none, no latency."""
+    return (f"void lockprof::workload::llsc::measured_loop<lockprof::locks::llsc::{lock}"
+            f"<(lockprof::arch::Delay)0>, false>(void*, lockprof::workload::LoopArgs const&)")
+
+
+# --- stages ------------------------------------------------------------------------------------
+
+def check_common(stage):
+    doctor, _ = stage.step("doctor")
+    expect("perf_event (hardware)  works" in doctor, f"doctor does not say hardware works:\n{doctor}")
+    ok("doctor: perf_event (hardware) works against the guest kernel's PMU driver")
+    events, _ = stage.step("events")
+    cycles = next((l for l in events.splitlines() if l.startswith("cycles ")), "")
+    expect(" yes " in cycles, f"events: the kernel does not accept cycles: '{cycles}'")
+    ok("events: cycles accepted by the kernel")
+    return doctor, events
+
+
+def check_neoverse_n1(stage, build):
+    doctor, events = check_common(stage)
+    expect("arm_n1 (core)" in doctor, "doctor: libpfm4 did not pick arm_n1 on Neoverse N1")
+    for alias, name in (("stxr_fail", "arm_n1::STREX_FAIL_SPEC"), ("strex", "arm_n1::STREX_SPEC")):
+        line = next((l for l in events.splitlines() if l.startswith(alias + " ")), "")
+        expect(name in line and " yes " in line, f"events: {alias} is not {name}, accepted: '{line}'")
+    ok("events: stxr_fail -> arm_n1::STREX_FAIL_SPEC and strex -> arm_n1::STREX_SPEC, accepted")
+
+    # Exact counts under icount: whole numbers, cycles = instructions, = the disassembly.
+    stage.step("exact")
+    exact = stage.json("exact.json")
+    for lock, type_name in (("tas@llsc", "TasLock"), ("cas@llsc", "CasLock")):
+        c = cell(exact, lock, 1)
+        hardware_counted_fully(c, ["cycles", "instructions"])
+        instructions = per_acquire(c, "instructions")
+        cycles = per_acquire(c, "cycles")
+        expect(abs(instructions - round(instructions)) < 0.01,
+               f"{lock}: {instructions:.4f} instructions per acquire is not a whole number")
+        expect(abs(cycles - instructions) < 0.01,
+               f"{lock}: cycles/acq {cycles:.4f} differs from instructions/acq {instructions:.4f}")
+        expected, path = uncontended_iteration(disassemble(build, loop_symbol(type_name)))
+        expect(round(instructions) == expected,
+               f"{lock}: {instructions:.3f} instructions per acquire counted, but one uncontended "
+               f"iteration of its measured loop is {expected} instructions:\n  " + "\n  ".join(path))
+        ok(f"{lock}: {instructions:.3f} instructions and {cycles:.3f} cycles per acquire = the "
+           f"{expected} instructions of one loop iteration in its disassembly")
+    exact_instructions = per_acquire(cell(exact, "tas@llsc", 1), "instructions")
+
+    # Multiplexing: more hardware events than counters, scaled values unchanged.
+    out, _ = stage.step("multiplex")
+    multiplex = cell(stage.json("multiplex.json"), "tas@llsc", 1)
+    fractions = {e["event"]: e["running_fraction"] for e in multiplex["summary"]["events"]}
+    expect(all(0 < f < 0.99 for f in fractions.values()),
+           f"with 12 hardware events on 6+1 counters every event should run part of the time: "
+           f"{fractions}")
+    expect("running" in out, "the table does not show the running fraction of multiplexed events")
+    scaled = per_acquire(multiplex, "instructions")
+    expect(abs(scaled / exact_instructions - 1) < 0.01,
+           f"multiplexed instructions/acq {scaled:.3f} is not within 1% of {exact_instructions:.3f}")
+    ok(f"multiplexing: 12 events ran {min(fractions.values()):.0%}-{max(fractions.values()):.0%} "
+       f"of the time; scaled instructions/acq {scaled:.3f} vs {exact_instructions:.3f} unmultiplexed")
+
+    # Sampling on hardware cycles, annotated in the guest by its own objdump.
+    out, _ = stage.step("sample")
+    sampling = stage.json("sample.json")["sampling"]
+    expect(sampling["sampler"] == "perf" and sampling["event"] == "cycles",
+           f"sampled {sampling['sampler']}/{sampling['event']}, not perf/cycles: "
+           f"{sampling.get('event_note')}")
+    samples = stage.json("samples.json")
+    kept = sum(len(t.get("samples", [])) for c in samples["cells"] for tr in c["trials"]
+               for t in tr["threads"])
+    lost = sum(t.get("samples_lost", 0) for c in samples["cells"] for tr in c["trials"]
+               for t in tr["threads"])
+    expect(kept > 50 and lost == 0, f"{kept} samples kept, {lost} lost")
+    share = re.search(r"acquire loop: (\d+(?:\.\d+)?)% of samples", out)
+    expect(share, f"no acquire-loop share in the annotation:\n{out}")
+    expect(float(share.group(1)) > 50,
+           f"the acquire loop of contended tas@llsc holds only {share.group(1)}% of samples")
+    expect(re.search(r"\bldaxr\b", out) and re.search(r"\bstxr\b", out),
+           "the annotation does not list the ldaxr/stxr pair")
+    ok(f"sampling: {kept} samples of hardware cycles (perf), 0 lost; the acquire loop holds "
+       f"{share.group(1)}%; ldaxr/stxr annotated")
+
+    # The explanation uses what was counted.
+    out, _ = stage.step("exact")
+    explanation = out[out.find("Explanation"):]
+    expect("Explanation" in out, f"no explanation:\n{out}")
+    expect("no measured" not in explanation and "instructions" in explanation,
+           f"the explanation does not use the counted instructions and cycles:\n{explanation}")
+    ok("explanation: tas@llsc vs cas@llsc cites the counted events")
+
+    # record -- CMD: hardware counters and hardware-event sampling of another process.
+    stage.step("record")
+    record = stage.json("record.json")
+    totals = {e: v for e, v in record["totals"].items()} if isinstance(record["totals"], dict) else {}
+    text = json.dumps(record["totals"])
+    expect("cycles" in text and "instructions" in text, f"record totals: {text[:500]}")
+    expect(record["sampling"]["event"] == "cycles" and record["sampling"]["sampler"] == "perf",
+           f"record sampled {record['sampling']}")
+    hot = [s["symbol"] for s in record["hot_symbols"]]
+    expect(any("measured_loop" in s for s in hot), f"record: measured_loop not among {hot}")
+    ok(f"record -- CMD: cycles and instructions counted ({len(totals) or 'see'} totals), "
+       f"cycles sampled, measured_loop among the hottest symbols")
+
+
+def gtest_results(path):
+    expect(Path(path).exists(), f"{path} was not written (the test binary crashed?)")
+    results = {}
+    for case in ElementTree.parse(path).iter("testcase"):
+        name = f"{case.get('classname')}.{case.get('name')}"
+        if case.find("failure") is not None:
+            results[name] = "failed"
+        elif case.get("result") == "skipped" or case.find("skipped") is not None:
+            results[name] = "skipped"
+        else:
+            results[name] = "passed"
+    return results
+
+
+def check_neoverse_n1_tests(stage):
+    for step, xml_name, must_run in (
+            ("unit", "unit.xml", ["PmuCounting.HardwareCyclesCountWhenThePmuIsExposed",
+                                  "PerfSampler.CyclesNeedAHardwarePmu"]),
+            ("cli", "cli.xml", ["CliPmu.DefaultEventsCountSoftwareAndNoteWhatIsMissing"])):
+        rc = int((stage.dir / f"{step}.rc").read_text().strip() or "-1")
+        results = gtest_results(stage.dir / xml_name)
+        failed = [n for n, r in results.items() if r == "failed"]
+        expect(rc == 0 and not failed,
+               f"{step} tests in the guest: exit {rc}, failed {failed}\n"
+               f"{(stage.dir / f'{step}.out').read_text()[-4000:]}")
+        for name in must_run:
+            expect(results.get(name) == "passed",
+                   f"{name} must run and pass on a hardware PMU; it {results.get(name, 'did not run')}")
+        skipped = sorted(n for n, r in results.items() if r == "skipped")
+        ok(f"{step} tests in the guest: {len(results) - len(skipped)} passed, {len(skipped)} "
+           f"skipped ({', '.join(skipped) or 'none'}); {', '.join(must_run)} ran")
+    if (stage.dir / "validate.rc").exists():
+        out, _ = stage.step("validate")
+        verdicts = [l for l in out.splitlines() if re.search(r"confirmed|refuted|not measurable", l)]
+        expect(verdicts, f"validate-hardware.sh printed no verdicts:\n{out[-3000:]}")
+        expect(not any(re.search(r"\b(confirmed|refuted)\b", l) and "not measurable" not in l
+                       for l in verdicts),
+               "under emulation every mechanism check must be 'not measurable':\n" + "\n".join(verdicts))
+        ok("validate-hardware.sh: every mechanism check 'not measurable' under emulation")
+
+
+def check_cortex_a57(stage):
+    _, events = check_common(stage)
+    line = next((l for l in events.splitlines() if l.startswith("stxr_fail ")), "")
+    expect("arm_ac57::INST_SPEC_EXEC_STREX_FAIL" in line and " yes " in line,
+           f"events on cortex-a57: stxr_fail is '{line}'")
+    ok("events: stxr_fail -> arm_ac57::INST_SPEC_EXEC_STREX_FAIL, accepted")
+    _, err = stage.step("refuse", want_rc=2)
+    expect("needs ARMv8.1 LSE atomics" in err, f"tas@lse refusal: {err}")
+    ok("tas@lse refused with exit 2 on an ARMv8.0 core")
+    stage.step("count")
+    run = stage.json("count.json")
+    for lock in ("tas@llsc", "cas@llsc", "tas@outline"):
+        hardware_counted_fully(cell(run, lock, 1), ["cycles", "stxr_fail"])
+        expect(per_acquire(cell(run, lock, 1), "cycles") > 0, f"{lock}: 0 cycles per acquire")
+    ok("tas@llsc, cas@llsc, tas@outline: cycles and stxr_fail counted, running 100%")
+
+
+def check_max(stage):
+    doctor, events = check_common(stage)
+    for alias, raw in (("stxr_fail", "perf_raw::r6e"), ("stxr_pass", "perf_raw::r6d")):
+        line = next((l for l in events.splitlines() if l.startswith(alias + " ")), "")
+        expect(raw in line and " yes " in line, f"events on max: {alias} is '{line}'")
+    ok("events: stxr_fail -> perf_raw::r6e, stxr_pass -> perf_raw::r6d (no libpfm4 table), accepted")
+    stage.step("count")
+    run = stage.json("count.json")
+    for lock in ("tas@llsc", "tas@lse"):
+        hardware_counted_fully(cell(run, lock, 1), ["cycles", "stxr_fail", "stxr_pass"])
+    ok("tas@llsc, tas@lse: cycles and the raw store-exclusive events counted, running 100%")
+
+
+def main():
+    if len(sys.argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    stage_name, outdir, build = sys.argv[1:]
+    stage = Stage(outdir)
+    checks = {
+        "neoverse-n1": lambda: check_neoverse_n1(stage, build),
+        "neoverse-n1-tests": lambda: check_neoverse_n1_tests(stage),
+        "cortex-a57": lambda: check_cortex_a57(stage),
+        "max": lambda: check_max(stage),
+    }
+    if stage_name not in checks:
+        print(f"check.py: unknown stage '{stage_name}'", file=sys.stderr)
+        return 2
+    try:
+        checks[stage_name]()
+    except Failure as failure:
+        print(f"    FAILED: {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
