@@ -683,25 +683,9 @@ else
     mode=full
 fi
 
-virt_doctor=$(doctor_line virtualisation)
-# doctor looks for x86's hypervisor flag; an arm64 guest has none, so add what the firmware says.
-virt_extra=""
-for f in /sys/class/dmi/id/sys_vendor /sys/class/dmi/id/product_name; do
-    [[ -r $f ]] && virt_extra="$virt_extra $(head -n 1 "$f" 2>/dev/null)"
-done
-case $virt_extra in
-*QEMU* | *KVM* | *VirtualBox* | *VMware* | *Xen* | *"Amazon EC2"* | *Google* | *Microsoft*)
-    virt_extra="DMI says${virt_extra}" ;;
-*) virt_extra="" ;;
-esac
-for f in /proc/device-tree/compatible /sys/firmware/devicetree/base/compatible; do
-    if [[ -z $virt_extra && -r $f ]] && tr '\0' ' ' <"$f" 2>/dev/null | grep -q 'linux,dummy-virt'; then
-        virt_extra="device tree says linux,dummy-virt (QEMU virt machine)"
-    fi
-done
-virtualisation=$virt_doctor
-[[ $virtualisation == "none detected" ]] && virtualisation=""
-if [[ -n $virt_extra ]]; then virtualisation="${virtualisation:+$virtualisation; }$virt_extra"; fi
+# doctor's verdict (x86 hypervisor flag, DMI, the arm64 virt board's device tree) is the one
+# lockprof records in every result's provenance too.
+virtualisation=$(doctor_line virtualisation)
 [[ -n $virtualisation ]] || virtualisation="none detected"
 
 step_name=machine
