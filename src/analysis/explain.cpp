@@ -4,6 +4,7 @@
 #include <cctype>
 #include <functional>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -33,15 +34,49 @@ std::string rmw_noun(std::string_view algorithm) {
     return std::string(it == kNouns.end() ? "atomic read-modify-writes" : it->second);
 }
 
-bool is_exclusive_event(std::string_view name) {
+std::string lowercase(std::string_view name) {
     std::string lower(name);
     for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return lower;
+}
+
+bool is_exclusive_event(std::string_view name) {
+    const std::string lower = lowercase(name);
     return lower.find("stxr") != std::string::npos || lower.find("strex") != std::string::npos;
 }
 
-const Spread* exclusive_failures(const CellEvidence& cell) {
-    for (const auto& [name, spread] : cell.events_per_acquire)
-        if (is_exclusive_event(name) && !spread.values.empty()) return &spread;
+bool is_failure_event(std::string_view name) {
+    return is_exclusive_event(name) && lowercase(name).find("fail") != std::string::npos;
+}
+
+// Events every run of the loop produces: a count of 0 means the PMU did not count them.
+bool always_executed(std::string_view name) {
+    const std::string lower = lowercase(name);
+    for (std::string_view mark : {"cycles", "instructions", "inst_retired", "task_clock",
+                                  "task-clock", "cpu-clock", "cpu_clock"})
+        if (lower.find(mark) != std::string::npos) return true;
+    return false;
+}
+
+// The cell's store-exclusive failure count (stxr_fail, STREX_FAIL_SPEC), with its name.
+const std::pair<std::string, Spread>* exclusive_failures(const CellEvidence& cell) {
+    for (const auto& event : cell.events_per_acquire)
+        if (is_failure_event(event.first) && !event.second.values.empty()) return &event;
+    return nullptr;
+}
+
+bool any_exclusive_event(const CellEvidence& cell) {
+    return std::any_of(cell.events_per_acquire.begin(), cell.events_per_acquire.end(),
+                       [](const auto& event) { return is_exclusive_event(event.first); });
+}
+
+bool all_zero(const Spread& s) {
+    return !s.values.empty() && s.min == 0 && s.max == 0;
+}
+
+const Spread* event_of(const CellEvidence& cell, const std::string& name) {
+    for (const auto& [event, spread] : cell.events_per_acquire)
+        if (event == name && !spread.values.empty()) return &spread;
     return nullptr;
 }
 
@@ -90,14 +125,32 @@ bool executes_lse(const CellEvidence& cell, const ExplainThresholds& t) {
     return lse && !exclusive;
 }
 
+// Whether the cell runs LL/SC code: store-exclusives execute on every acquire.
+bool executes_exclusives(const CellEvidence& cell) {
+    if (cell.flavour == "llsc") return true;
+    if (loop_has(cell, InstructionClass::store_exclusive)) return true;
+    return std::any_of(cell.instructions.begin(), cell.instructions.end(), [](const auto& i) {
+        return classify_instruction(i.mnemonic) == InstructionClass::store_exclusive;
+    });
+}
+
 struct PairContext {
     const CellEvidence& a;  // baseline
     const CellEvidence& b;
     const ExplainThresholds& t;
     bool throughput_unresolved = false;  // within noise or a single trial
+    std::set<std::string> cited_events;  // quoted by an earlier rule of this pair
 };
 
-using RuleFunction = std::function<std::vector<std::string>(PairContext&)>;
+// One claim of a rule; `explains` false for numbers that do not tell the pair apart.
+struct Claim {
+    Claim(std::string claim_text, bool claim_explains = true)
+        : text(std::move(claim_text)), explains(claim_explains) {}
+    std::string text;
+    bool explains;
+};
+
+using RuleFunction = std::function<std::vector<Claim>(PairContext&)>;
 
 struct Rule {
     std::string_view id;
@@ -105,37 +158,43 @@ struct Rule {
     RuleFunction apply;
 };
 
-std::vector<std::string> throughput_rule(PairContext& p) {
+// 1.03x needs two decimals to differ from 1; 1.9x does not.
+std::string factor_text(double factor) {
+    return factor < 1.095 ? fmt::format("{:.2f}", factor) : fmt::format("{:.1f}", factor);
+}
+
+// The throughput claims state the difference; other rules explain it.
+std::vector<Claim> throughput_rule(PairContext& p) {
     const auto& a = p.a.acquires_per_second;
     const auto& b = p.b.acquires_per_second;
     if (a.values.empty() || b.values.empty() || a.median <= 0) return {};
     if (a.values.size() < 2 || b.values.size() < 2) {
         p.throughput_unresolved = true;
-        return {
-            fmt::format("one trial only ({} {} vs {} {} M acquires/s): no noise estimate, "
-                        "so the difference may be noise; rerun with --trials=3 or more",
-                        p.b.lock, rate(b.median), p.a.lock, rate(a.median))};
+        return {Claim(fmt::format("one trial only ({} {} vs {} {} M acquires/s): no noise "
+                                  "estimate, so the difference may be noise; rerun with "
+                                  "--trials=3 or more",
+                                  p.b.lock, rate(b.median), p.a.lock, rate(a.median)),
+                      false)};
     }
     if (ranges_overlap(a, b)) {
         p.throughput_unresolved = true;
-        return {
-            fmt::format("difference within noise: {} {}-{} vs {} {}-{} M acquires/s (trial "
-                        "ranges overlap)",
-                        p.b.lock, rate(b.min), rate(b.max), p.a.lock, rate(a.min), rate(a.max))};
+        return {Claim(
+            fmt::format("difference within noise: {} {}-{} vs {} {}-{} M acquires/s "
+                        "(trial ranges overlap)",
+                        p.b.lock, rate(b.min), rate(b.max), p.a.lock, rate(a.min), rate(a.max)),
+            false)};
     }
     const double ratio = b.median / a.median;
     const double factor = ratio >= 1 ? ratio : 1 / ratio;
-    return {
-        fmt::format("{} is {}x {} than {} at {} threads ({} vs {} M acquires/s, medians of "
-                    "{} trials; the trial ranges do not overlap)",
-                    p.b.lock,
-                    // 1.03x needs two decimals to differ from 1; 1.9x does not.
-                    factor < 1.095 ? fmt::format("{:.2f}", factor) : fmt::format("{:.1f}", factor),
-                    ratio >= 1 ? "faster" : "slower", p.a.lock, p.b.threads, rate(b.median),
-                    rate(a.median), std::min(a.values.size(), b.values.size()))};
+    return {Claim(fmt::format("{} is {}x {} than {} at {} threads ({} vs {} M acquires/s, "
+                              "medians of {} trials; the trial ranges do not overlap)",
+                              p.b.lock, factor_text(factor), ratio >= 1 ? "faster" : "slower",
+                              p.a.lock, p.b.threads, rate(b.median), rate(a.median),
+                              std::min(a.values.size(), b.values.size())),
+                  false)};
 }
 
-std::vector<std::string> rmw_rule(PairContext& p) {
+std::vector<Claim> rmw_rule(PairContext& p) {
     const CellEvidence* hi = &p.a;
     const CellEvidence* lo = &p.b;
     if (lo->rmw_per_acquire.median > hi->rmw_per_acquire.median) std::swap(hi, lo);
@@ -159,7 +218,10 @@ std::vector<std::string> rmw_rule(PairContext& p) {
     return {text};
 }
 
-std::string hot_instruction_claim(const CellEvidence& cell, const ExplainThresholds& t) {
+// `other`: the pair's other cell. A failure count that is 0 for both is left to the
+// counted-events rule: it may mean the PMU does not count it, not that nothing failed.
+std::string hot_instruction_claim(const CellEvidence& cell, const CellEvidence& other,
+                                  const ExplainThresholds& t, std::set<std::string>& cited) {
     const InstructionShare* top = hottest(cell);
     if (!top || top->share < t.dominant_share) return "";
     const auto c = classify_instruction(top->mnemonic);
@@ -177,8 +239,13 @@ std::string hot_instruction_claim(const CellEvidence& cell, const ExplainThresho
     if (!cell.precise && !is_costly(c) && is_costly(previous))
         text += fmt::format(", right after {} ({}): with skid the cost is most likely there",
                             class_description(previous), top->previous_mnemonic);
-    if (const Spread* fails = exclusive_failures(cell)) {
-        const double v = fails->median;
+    const auto* failures = exclusive_failures(cell);
+    if (failures && all_zero(failures->second))
+        if (const Spread* theirs = event_of(other, failures->first); theirs && all_zero(*theirs))
+            failures = nullptr;
+    if (failures) {
+        cited.insert(failures->first);
+        const double v = failures->second.median;
         if (c == InstructionClass::store_exclusive && v >= 0.5)
             text += fmt::format(
                 " and {} stxr failures per acquire - every failed attempt "
@@ -194,44 +261,48 @@ std::string hot_instruction_claim(const CellEvidence& cell, const ExplainThresho
     return text;
 }
 
-std::vector<std::string> hot_instruction_rule(PairContext& p) {
-    std::vector<std::string> out;
+std::vector<Claim> hot_instruction_rule(PairContext& p) {
+    std::vector<Claim> out;
     for (const CellEvidence* cell : {&p.a, &p.b}) {
         if (cell->samples == 0) continue;
         if (cell->samples < p.t.min_samples) {
-            out.push_back(fmt::format(
-                "{}: only {} samples (at least {} needed for instruction shares): inconclusive; "
-                "run longer or raise --sample-freq",
-                cell->lock, cell->samples, p.t.min_samples));
+            out.emplace_back(fmt::format("{}: only {} samples (at least {} needed for instruction "
+                                         "shares): inconclusive; run longer or raise "
+                                         "--sample-freq",
+                                         cell->lock, cell->samples, p.t.min_samples),
+                             false);
             continue;
         }
-        if (auto claim = hot_instruction_claim(*cell, p.t); !claim.empty())
-            out.push_back(std::move(claim));
+        const CellEvidence& other = cell == &p.a ? p.b : p.a;
+        if (auto claim = hot_instruction_claim(*cell, other, p.t, p.cited_events); !claim.empty())
+            out.emplace_back(std::move(claim));
     }
     return out;
 }
 
-std::vector<std::string> exclusive_failure_rule(PairContext& p) {
+std::vector<Claim> exclusive_failure_rule(PairContext& p) {
     // With samples the hot-instruction rule already quotes these.
     if (p.a.samples >= p.t.min_samples || p.b.samples >= p.t.min_samples) return {};
-    const Spread* fa = exclusive_failures(p.a);
-    const Spread* fb = exclusive_failures(p.b);
+    const auto* fa = exclusive_failures(p.a);
+    const auto* fb = exclusive_failures(p.b);
     if (!fa || !fb || executes_lse(p.a, p.t) || executes_lse(p.b, p.t)) return {};
     const CellEvidence* hi = &p.a;
     const CellEvidence* lo = &p.b;
-    double h = fa->median, l = fb->median;
+    double h = fa->second.median, l = fb->second.median;
     if (l > h) std::swap(hi, lo), std::swap(h, l);
     if (h < 0.5 || (l > 0 && h / l < p.t.exclusive_fail_ratio)) return {};
+    p.cited_events.insert(fa->first);
+    p.cited_events.insert(fb->first);
     return {
         fmt::format("{} fails its store-exclusive {} times per acquire, {} {}: each failed "
                     "attempt has fought for the lock's cache line",
                     hi->lock, format_figure(h), lo->lock, format_figure(l))};
 }
 
-std::vector<std::string> lse_rule(PairContext& p) {
+std::vector<Claim> lse_rule(PairContext& p) {
     const bool a = executes_lse(p.a, p.t), b = executes_lse(p.b, p.t);
     if (!a && !b) return {};
-    const bool stxr_asked = exclusive_failures(p.a) || exclusive_failures(p.b);
+    const bool stxr_asked = any_exclusive_event(p.a) || any_exclusive_event(p.b);
     if (!stxr_asked && p.a.samples < p.t.min_samples && p.b.samples < p.t.min_samples) return {};
     const std::string ma = lse_mnemonic(p.a), mb = lse_mnemonic(p.b);
     std::string text =
@@ -251,6 +322,118 @@ std::vector<std::string> lse_rule(PairContext& p) {
     return {text};
 }
 
+// A figure both cells have: a counted event per acquire, or a derived metric (IPC).
+struct ComparedFigure {
+    std::string name;  // the event as counted ("cycles", "arm_n1::STREX_PASS_SPEC"), or "IPC"
+    const Spread* a = nullptr;
+    const Spread* b = nullptr;
+    bool derived = false;
+    bool percent = false;
+};
+
+std::string figure_value(const ComparedFigure& f, double v) {
+    if (f.percent) return percent(v);
+    if (f.derived) return fmt::format("{:.2f}", v);
+    return format_figure(v);
+}
+
+std::string figure_range(const ComparedFigure& f, const Spread& s) {
+    if (s.values.size() < 2 || s.min == s.max) return figure_value(f, s.median);
+    return fmt::format("{}-{}", figure_value(f, s.min), figure_value(f, s.max));
+}
+
+// "cas counts 401 cycles per acquire, tas 812: 2.0x fewer", "cas IPC 0.40, tas 0.25".
+std::string figure_difference(const ComparedFigure& f, const PairContext& p) {
+    const double vb = f.b->median, va = f.a->median;
+    std::string text;
+    if (f.derived) {
+        // "stxr fail%" reads "stxr fail 12%".
+        std::string label = f.name;
+        if (f.percent && !label.empty() && label.back() == '%') label.pop_back();
+        text = fmt::format("{} {} {}, {} {}", p.b.lock, label, figure_value(f, vb), p.a.lock,
+                           figure_value(f, va));
+    } else {
+        text = fmt::format("{} counts {} {} per acquire, {} {}", p.b.lock, figure_value(f, vb),
+                           f.name, p.a.lock, figure_value(f, va));
+    }
+    if (va > 0 && vb > 0 && va != vb)
+        text +=
+            fmt::format(": {}x {}", factor_text(vb > va ? vb / va : va / vb),
+                        f.derived ? (vb > va ? "higher" : "lower") : (vb > va ? "more" : "fewer"));
+    return text;
+}
+
+// Every counted event both cells have, and the metrics derived from them, with numbers: what
+// differs beyond noise explains; what is within noise, from one trial, or 0 for both is quoted
+// but does not. Events an earlier rule quoted are not repeated.
+std::vector<Claim> counted_events_rule(PairContext& p) {
+    std::vector<ComparedFigure> figures;
+    for (const auto& [name, spread] : p.a.events_per_acquire) {
+        if (spread.values.empty() || p.cited_events.count(name)) continue;
+        if (const Spread* theirs = event_of(p.b, name))
+            figures.push_back({name, &spread, theirs, false, false});
+    }
+    for (const auto& mine : p.a.derived)
+        for (const auto& theirs : p.b.derived)
+            if (mine.name == theirs.name && !mine.value.values.empty() &&
+                !theirs.value.values.empty())
+                figures.push_back({mine.label, &mine.value, &theirs.value, true, mine.percent});
+
+    // A count of 0 for both is no evidence of sameness. Where both must have executed the
+    // event (cycles; store-exclusives of LL/SC code) the PMU did not count it.
+    const bool llsc = executes_exclusives(p.a) && executes_exclusives(p.b);
+    bool exclusives_uncounted = false;
+    for (const auto& f : figures)
+        if (!f.derived && all_zero(*f.a) && all_zero(*f.b) && llsc && is_exclusive_event(f.name) &&
+            !is_failure_event(f.name))
+            exclusives_uncounted = true;
+    std::vector<std::string> zero_exclusive, zero_always, zero_plain, noise;
+    std::vector<Claim> out;
+    for (const auto& f : figures) {
+        if (!f.derived && all_zero(*f.a) && all_zero(*f.b)) {
+            if (always_executed(f.name))
+                zero_always.push_back(f.name);
+            else if (exclusives_uncounted && is_exclusive_event(f.name))
+                zero_exclusive.push_back(f.name);
+            else
+                zero_plain.push_back(f.name);
+            continue;
+        }
+        const bool single = f.a->values.size() < 2 || f.b->values.size() < 2;
+        if (!single && ranges_overlap(*f.a, *f.b)) {
+            noise.push_back(fmt::format("{}{} {} {}, {} {}", f.name,
+                                        f.derived ? "" : " per acquire", p.b.lock,
+                                        figure_range(f, *f.b), p.a.lock, figure_range(f, *f.a)));
+            continue;
+        }
+        out.emplace_back(figure_difference(f, p) + (single ? " (one trial: no noise estimate)"
+                                                           : " (trial ranges do not overlap)"),
+                         !single);
+    }
+    if (!noise.empty())
+        out.emplace_back(
+            fmt::format("within noise (trial ranges overlap): {}", fmt::join(noise, "; ")), false);
+    auto them = [](const std::vector<std::string>& names) {
+        return names.size() == 1 ? "it" : "them";
+    };
+    if (!zero_always.empty())
+        out.emplace_back(fmt::format("counted 0 for both: {} - yet every acquire executes "
+                                     "instructions, so this PMU does not count {} here: no "
+                                     "evidence either way",
+                                     fmt::join(zero_always, ", "), them(zero_always)),
+                         false);
+    if (!zero_exclusive.empty())
+        out.emplace_back(
+            fmt::format("counted 0 for both: {} - yet {} and {} execute "
+                        "store-exclusives (LL/SC code), so this PMU does not count "
+                        "{} here: no evidence either way",
+                        fmt::join(zero_exclusive, ", "), p.b.lock, p.a.lock, them(zero_exclusive)),
+            false);
+    if (!zero_plain.empty())
+        out.emplace_back(fmt::format("counted 0 for both: {}", fmt::join(zero_plain, ", ")), false);
+    return out;
+}
+
 const std::vector<Rule>& rules() {
     static const std::vector<Rule> all = {
         {"throughput", "acquires/s per trial", throughput_rule},
@@ -259,6 +442,8 @@ const std::vector<Rule>& rules() {
          hot_instruction_rule},
         {"exclusive_failures", "stxr_fail events without samples", exclusive_failure_rule},
         {"lse", "flavour, sampled LSE atomics, stxr events", lse_rule},
+        {"counted_events", "every counted event and derived metric (IPC) per acquire",
+         counted_events_rule},
     };
     return all;
 }
@@ -330,6 +515,7 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
         e.spins_per_acquire = s.spins_per_acquire;
         for (const auto& event : s.events)
             if (event.counted) e.events_per_acquire.emplace_back(event.event, event.per_acquire);
+        e.derived = s.derived;
         out.push_back(std::move(e));
     }
     return out;
@@ -344,28 +530,43 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
     for (const auto& cell : cells) {
         const CellEvidence* base = baseline[cell.threads];
         if (base == &cell) continue;
-        PairContext context{*base, cell, thresholds};
+        PairContext context{*base, cell, thresholds, false, {}};
         PairDiagnosis d;
         d.baseline = base->lock;
         d.other = cell.lock;
         d.threads = cell.threads;
         for (const auto& rule : rules())
-            for (auto& text : rule.apply(context))
-                d.findings.push_back({std::string(rule.id), std::move(text)});
-        const bool explained = std::any_of(d.findings.begin(), d.findings.end(), [](const auto& f) {
-            return f.rule != "throughput" && f.text.find("inconclusive") == std::string::npos;
-        });
+            for (auto& claim : rule.apply(context))
+                d.findings.push_back({std::string(rule.id), std::move(claim.text), claim.explains});
+        const bool explained = std::any_of(d.findings.begin(), d.findings.end(),
+                                           [](const auto& f) { return f.explains; });
+        const bool counted = !base->events_per_acquire.empty() || !cell.events_per_acquire.empty();
+        const bool sampled = base->samples > 0 || cell.samples > 0;
         if (context.throughput_unresolved && !explained) {
             d.inconclusive = true;
             d.findings.push_back(
                 {"inconclusive",
                  "inconclusive: no measured difference between them that the evidence explains "
-                 "(more --trials, --sample or PMU --event counts would tell more)"});
-        } else if (!explained) {
+                 "(more --trials, --sample or PMU --event counts would tell more)",
+                 false});
+        } else if (!explained && !counted && !sampled) {
             d.findings.push_back(
                 {"unexplained",
                  "no measured evidence says why: add --sample for instruction shares or PMU "
-                 "events (--event) for cache and exclusive-store counts"});
+                 "events (--event) for cache and exclusive-store counts",
+                 false});
+        } else if (!explained) {
+            d.findings.push_back(
+                {"unexplained",
+                 fmt::format("the {} do not tell them apart beyond noise: add {} for more "
+                             "evidence",
+                             counted && sampled ? "counted events and samples"
+                             : counted          ? "counted events"
+                                                : "samples",
+                             sampled ? "other PMU events (--event)"
+                                     : "--sample for instruction shares or other PMU events "
+                                       "(--event)"),
+                 false});
         }
         out.push_back(std::move(d));
     }

@@ -48,6 +48,7 @@ struct CellEvidence {
     Spread rmw_per_acquire;
     Spread spins_per_acquire;
     std::vector<std::pair<std::string, Spread>> events_per_acquire;  // counted events only
+    std::vector<DerivedMetric> derived;  // IPC, stxr fail ratio, where their inputs were counted
     // Sampling: sampled instructions of the annotated functions and the acquire loop's code.
     std::uint64_t samples = 0;
     bool precise = false;  // precise_ip granted: no skid
@@ -66,6 +67,9 @@ struct ExplainThresholds {
 struct Finding {
     std::string rule;  // which rule said it
     std::string text;  // the claim, with its numbers
+    // Whether it tells the pair apart. Numbers within noise, from one trial or counted 0 for
+    // both are quoted but explain nothing.
+    bool explains = true;
 };
 
 struct PairDiagnosis {

@@ -181,6 +181,137 @@ TEST(Explain, ExclusiveFailuresWithoutSamples) {
         << text;
 }
 
+// tas@llsc vs cas@llsc in the qemu-system-aarch64 guest: cycles and instructions counted (with
+// -icount they are equal), the exclusive events open but count 0, no samples.
+std::pair<CellEvidence, CellEvidence> guest_pair() {
+    auto tas = cell("tas@llsc", "tas", 2, {1.0e6, 1.1e6, 1.05e6}, 1.6, 0.8);
+    auto cas = cell("cas@llsc", "cas", 2, {2.0e6, 2.1e6, 2.05e6}, 1.2, 0.4);
+    tas.flavour = cas.flavour = "llsc";
+    tas.events_per_acquire = {{"cycles", spread({812, 800, 830})},
+                              {"instructions", spread({812, 800, 830})},
+                              {"stxr_fail", spread({0, 0, 0})},
+                              {"stxr_pass", spread({0, 0, 0})}};
+    cas.events_per_acquire = {{"cycles", spread({401, 395, 410})},
+                              {"instructions", spread({401, 395, 410})},
+                              {"stxr_fail", spread({0, 0, 0})},
+                              {"stxr_pass", spread({0, 0, 0})}};
+    return {tas, cas};
+}
+
+TEST(Explain, EveryCountedEventIsEvidence) {
+    auto [tas, cas] = guest_pair();
+    const auto d = explain({tas, cas})[0];
+    const auto text = all_text(d);
+    EXPECT_NE(text.find("cas@llsc counts 401 cycles per acquire, tas@llsc 812: 2.0x fewer (trial "
+                        "ranges do not overlap)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("cas@llsc counts 401 instructions per acquire, tas@llsc 812: 2.0x fewer"),
+              std::string::npos)
+        << text;
+    // Zero for both on LL/SC code is the PMU not counting, not evidence that they are alike.
+    EXPECT_NE(text.find("counted 0 for both: stxr_fail, stxr_pass - yet cas@llsc and tas@llsc "
+                        "execute store-exclusives (LL/SC code), so this PMU does not count them "
+                        "here: no evidence either way"),
+              std::string::npos)
+        << text;
+    EXPECT_EQ(text.find("no measured evidence"), std::string::npos) << text;
+    EXPECT_EQ(text.find("fails its store-exclusive"), std::string::npos) << text;
+    EXPECT_FALSE(d.inconclusive);
+    for (const auto& f : d.findings)
+        if (f.text.find("counted 0") != std::string::npos) {
+            EXPECT_FALSE(f.explains) << f.text;
+        }
+}
+
+TEST(Explain, DerivedMetricsAndLibpfmNamesAreCited) {
+    auto [tas, cas] = guest_pair();
+    tas.derived = {{"ipc", "IPC", false, spread({0.25, 0.24, 0.26})}};
+    cas.derived = {{"ipc", "IPC", false, spread({0.40, 0.41, 0.39})}};
+    tas.events_per_acquire.push_back({"arm_n1::STREX_PASS_SPEC", spread({2.5, 2.4, 2.6})});
+    cas.events_per_acquire.push_back({"arm_n1::STREX_PASS_SPEC", spread({1.1, 1.0, 1.2})});
+    tas.events_per_acquire.push_back({"perf_raw::r6e", spread({1.5, 1.4, 1.6})});
+    cas.events_per_acquire.push_back({"perf_raw::r6e", spread({1.5, 1.3, 1.7})});
+    const auto text = all_text(explain({tas, cas})[0]);
+    EXPECT_NE(text.find("cas@llsc IPC 0.40, tas@llsc 0.25: 1.6x higher (trial ranges do not "
+                        "overlap)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("cas@llsc counts 1.1 arm_n1::STREX_PASS_SPEC per acquire, tas@llsc 2.5: "
+                        "2.3x fewer"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("within noise (trial ranges overlap): perf_raw::r6e per acquire cas@llsc "
+                        "1.3-1.7, tas@llsc 1.4-1.6"),
+              std::string::npos)
+        << text;
+}
+
+TEST(Explain, EventsWithinNoiseDoNotExplain) {
+    auto tas = cell("tas", "tas", 2, {10e6, 11e6, 12e6}, 1.5, 0.5);
+    auto cas = cell("cas", "cas", 2, {20e6, 21e6, 22e6}, 1.4, 0.4);
+    tas.events_per_acquire = {{"cycles", spread({100, 110, 120})},
+                              {"context_switches", spread({0, 0, 0})}};
+    cas.events_per_acquire = {{"cycles", spread({105, 115, 125})},
+                              {"context_switches", spread({0, 0, 0})}};
+    const auto d = explain({tas, cas})[0];
+    const auto text = all_text(d);
+    EXPECT_NE(text.find("within noise (trial ranges overlap): cycles per acquire cas 105-125, tas "
+                        "100-120"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("counted 0 for both: context_switches\n"), std::string::npos) << text;
+    // Something was counted, so "no measured evidence" would be false.
+    EXPECT_EQ(text.find("no measured evidence"), std::string::npos) << text;
+    EXPECT_NE(text.find("the counted events do not tell them apart beyond noise: add --sample"),
+              std::string::npos)
+        << text;
+    // With the throughput within noise too the pair is inconclusive, numbers quoted.
+    cas.acquires_per_second = spread({10.5e6, 11.5e6, 12.5e6});
+    const auto noisy = explain({tas, cas})[0];
+    EXPECT_TRUE(noisy.inconclusive);
+    EXPECT_NE(all_text(noisy).find("within noise (trial ranges overlap): cycles"),
+              std::string::npos);
+}
+
+TEST(Explain, NoMeasuredEvidenceOnlyWhenNothingWasCountedOrSampled) {
+    auto tas = cell("tas", "tas", 2, {10e6, 11e6, 12e6}, 1.5, 0.5);
+    auto cas = cell("cas", "cas", 2, {20e6, 21e6, 22e6}, 1.4, 0.4);
+    EXPECT_NE(all_text(explain({tas, cas})[0]).find("no measured evidence says why"),
+              std::string::npos);
+}
+
+TEST(Explain, OneTrialEventsAreQuotedWithoutANoiseClaim) {
+    auto tas = cell("tas", "tas", 4, {10e6}, 1.5, 0.5);
+    auto cas = cell("cas", "cas", 4, {20e6}, 1.4, 0.4);
+    tas.events_per_acquire = {{"cycles", spread({200})}, {"cycles_zero", spread({0})}};
+    cas.events_per_acquire = {{"cycles", spread({100})}, {"cycles_zero", spread({0})}};
+    const auto d = explain({tas, cas})[0];
+    const auto text = all_text(d);
+    EXPECT_NE(text.find("cas counts 100 cycles per acquire, tas 200: 2.0x fewer (one trial: no "
+                        "noise estimate)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("counted 0 for both: cycles_zero - yet every acquire executes "
+                        "instructions, so this PMU does not count it here"),
+              std::string::npos)
+        << text;
+    EXPECT_TRUE(d.inconclusive);
+}
+
+TEST(Explain, ZeroFailuresForBothAreNotReadAsWaitingWithLoads) {
+    auto tas = arm_tas();
+    auto cas = arm_cas();
+    tas.events_per_acquire = {{"stxr_fail", spread({0, 0, 0})}};
+    cas.events_per_acquire = {{"stxr_fail", spread({0, 0, 0})}};
+    const auto text = all_text(explain({tas, cas})[0]);
+    EXPECT_EQ(text.find("stxr failures per acquire"), std::string::npos) << text;
+    EXPECT_NE(text.find("cas@llsc: 81% of samples on the branch after the load-exclusive (b.ne)"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("counted 0 for both: stxr_fail"), std::string::npos) << text;
+}
+
 TEST(Explain, PairsPerThreadCountWithTheFirstLockAsBaseline) {
     const auto d =
         explain({cell("tas", "tas", 1, {1, 1, 1}, 1, 0), cell("cas", "cas", 1, {1, 1, 1}, 1, 0),
