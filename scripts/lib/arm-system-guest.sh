@@ -52,7 +52,7 @@ neoverse-n1)
         --event cycles,instructions --sample-event cycles --sampler perf --annotate-top 1 \
         --samples-out "$out/samples.json" -o "$out/sample.json"
     step record "$lp" record --event cycles,instructions --sample-event cycles \
-        --output "$out/record.json" -- \
+        --output "$out/record.json" --folded "$out/record.folded" -- \
         "$lp" --lock tas@llsc --threads 1 --delay none --duration 200ms --trials 1 \
         --no-counters -q
     ;;

@@ -280,6 +280,10 @@ Location SymbolResolver::resolve(std::uint64_t address) const {
         loc.bias = v->first;
         return impl_->cache.emplace(address, loc).first->second;
     }
+    if (address >> 63) {
+        loc.module = std::string(kKernel);
+        return impl_->cache.emplace(address, loc).first->second;
+    }
     if (Dwfl_Module* module = impl_->module_at(address)) {
         const char* main_file = nullptr;
         const char* name = dwfl_module_info(module, nullptr, nullptr, nullptr, nullptr, nullptr,

@@ -22,8 +22,8 @@ MnemonicMap mnemonics_of(const std::vector<HotFunction>& functions);
 
 // A function frame's name: the short name ("TasLock<(Delay)1>::lock"); "[postgres]", the file
 // name in brackets, for code of a module no symbol covers (a stripped binary's static
-// functions; the convention of perf's stackcollapse); "[unknown]" outside every mapped file
-// (JIT code, anonymous memory).
+// functions; the convention of perf's stackcollapse); "[vdso]", "[kernel]" (kernel addresses a
+// sample skidded into); "[unknown]" outside every mapped file (JIT code, anonymous memory).
 std::string frame_name(const symbols::Location& location);
 
 class StackFolder {

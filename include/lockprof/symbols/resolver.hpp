@@ -19,8 +19,8 @@
 namespace lockprof::symbols {
 
 struct Location {
-    std::string module;              // path of the ELF file ("[vdso]" for the vDSO), "" when no
-                                     // mapping covers the address
+    std::string module;              // path of the ELF file ("[vdso]" for the vDSO, "[kernel]"
+                                     // for kernel addresses), "" when no mapping covers it
     std::uint64_t bias = 0;          // runtime address - file (link-time) address
     std::string symbol;              // demangled; "" when no symbol covers the address
     std::uint64_t symbol_start = 0;  // runtime address of the symbol
@@ -36,6 +36,10 @@ struct Location {
 // The vDSO, the kernel's code mapped into every process (clock_gettime, gettimeofday): listed
 // with the mappings so samples in it are named "[vdso]", though not resolved to symbols.
 inline constexpr std::string_view kVdso = "[vdso]";
+// Kernel code: addresses in the upper half of the 64-bit space, where neither x86_64 nor
+// arm64 maps user space. User-space sampling still meets them when the overflow interrupt is
+// taken after the thread entered the kernel (skid across a system call or fault).
+inline constexpr std::string_view kKernel = "[kernel]";
 
 // The file-backed mappings of process `pid` (0: this process), with GNU build ids, and its
 // vDSO (path kVdso, no build id).

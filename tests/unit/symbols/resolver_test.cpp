@@ -63,6 +63,18 @@ TEST(SymbolResolver, UnmappedAddressHasNoSymbol) {
     EXPECT_TRUE(loc.module.empty());
 }
 
+// A user-space-only hardware sample can still carry a kernel address: the overflow interrupt
+// may be taken after the thread entered the kernel (skid; QEMU raises it at the end of a
+// translation block). Such frames are the kernel's, not "[unknown]".
+TEST(SymbolResolver, KernelHalfAddressesAreTheKernels) {
+    const auto resolver = SymbolResolver::for_process();
+    for (const std::uint64_t address : {0xffff800008123456ull, 0xffffffff81000000ull}) {
+        const auto loc = resolver.resolve(address);
+        EXPECT_FALSE(loc.has_symbol());
+        EXPECT_EQ(loc.module, kKernel) << std::hex << address;
+    }
+}
+
 TEST(SymbolResolver, InlineChainReachesTheLockInsideTheMeasuredLoop) {
 #if defined(__SANITIZE_THREAD__)
     GTEST_SKIP() << "TSan turns atomics into calls into its runtime: there is no xchg/cmpxchg "
