@@ -28,6 +28,7 @@ using arch::Delay;
 struct AttemptStats {
     std::uint64_t rmw_attempts = 0;     // atomic read-modify-writes issued (xchg, cas, fetch_add)
     std::uint64_t spin_iterations = 0;  // polls of the lock word while it was held
+    std::uint64_t sleeps = 0;           // times the waiter gave up its CPU (pg-slock's pg_usleep)
 };
 
 // Bit set of delay policies a lock accepts.
