@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include "cli/arguments.hpp"
+#include "cli/binary_copies.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/analysis/explain.hpp"
 #include "lockprof/analysis/summary.hpp"
@@ -34,6 +35,7 @@ int annotate_command(const std::vector<std::string>& args, const std::vector<std
         ("threads", po::value<std::string>(), "only these thread counts")
         ("no-explain", po::bool_switch(), "do not print the diagnosis");
     // clang-format on
+    add_binary_option(o);
     po::options_description operands;
     operands.add_options()("file", po::value<std::string>());
     po::positional_options_description positional;
@@ -44,7 +46,10 @@ int annotate_command(const std::vector<std::string>& args, const std::vector<std
                      "Annotates the hottest functions of every cell of a sampled run, from a\n"
                      "result written with `lockprof --sample --samples-out FILE`, and explains\n"
                      "the differences between the locks. The binaries that ran must still be\n"
-                     "there (lockprof warns when their build id changed).\n\n"
+                     "there (lockprof warns when their build id changed), or be given as copies\n"
+                     "with --binary: on a machine without binutils, keep the samples and copy\n"
+                     "the lockprof binary to one that has them, then `lockprof annotate FILE\n"
+                     "--binary ./lockprof`.\n\n"
                   << o;
         return 0;
     }
@@ -52,6 +57,7 @@ int annotate_command(const std::vector<std::string>& args, const std::vector<std
         throw UsageError("annotate: which result? give the file written by --samples-out");
     const std::string file = vm["file"].as<std::string>();
     workload::RunResult run = report::read_result(file);
+    use_binary_copies(vm, run);
     bool has_samples = false;
     for (const auto& cell : run.cells)
         for (const auto& trial : cell.trials)

@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include "cli/arguments.hpp"
+#include "cli/binary_copies.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
@@ -34,6 +35,7 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
          "objdump to disassemble sampled code with (default: objdump, or "
          "aarch64-linux-gnu-objdump for aarch64 binaries)");
     // clang-format on
+    add_binary_option(o);
     po::options_description operands;
     operands.add_options()("file", po::value<std::string>());
     po::positional_options_description positional;
@@ -65,7 +67,8 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     }
 
     const std::string file = vm["file"].as<std::string>();
-    const workload::RunResult run = report::read_result(file);
+    workload::RunResult run = report::read_result(file);
+    use_binary_copies(vm, run);
     const auto summaries = analysis::summarize(run);
     if (vm.count("plot")) {
         auto spec = report::scalability_plot(run, summaries);

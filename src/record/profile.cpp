@@ -171,6 +171,12 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
         if (!group.has_modules) continue;
         sampling::Annotator annotator(resolver, annotate);
         const auto cell = annotator.annotate(group.samples);
+        for (const auto& objdump : cell.missing_objdump) {
+            const std::string warning = sampling::missing_objdump_warning(objdump, true);
+            if (std::find(profile.warnings.begin(), profile.warnings.end(), warning) ==
+                profile.warnings.end())
+                profile.warnings.push_back(warning);
+        }
         for (const auto& f : cell.functions) {
             if (f.instructions.empty() && f.error.empty()) continue;
             auto& merged = annotated[{f.module, f.name}];

@@ -32,6 +32,7 @@ struct CodeCache {
         std::vector<bool> in_lock;
         std::vector<std::string> source;
         std::string error;
+        std::string missing_objdump;  // the objdump it needs cannot be run here
     };
     std::map<FunctionKey, Code> functions;
 };
@@ -62,6 +63,11 @@ const CodeCache::Code& code_for(CodeCache& cache, const symbols::Disassembler& d
     FunctionKey key{loc.module, loc.symbol_start};
     if (auto it = cache.functions.find(key); it != cache.functions.end()) return it->second;
     CodeCache::Code code;
+    if (const std::string objdump = disassembler.objdump_for(loc.module);
+        !symbols::program_exists(objdump)) {
+        code.missing_objdump = objdump;
+        return cache.functions.emplace(key, std::move(code)).first->second;
+    }
     try {
         const std::uint64_t start = loc.file_address(loc.symbol_start);
         code.instructions = disassembler.disassemble(loc.module, start, start + loc.symbol_size);
@@ -198,6 +204,10 @@ CellAnnotation Annotator::annotate(const std::vector<const workload::RawSample*>
             const auto& loc = location_of.at(order[rank]);
             const auto& code = code_for(impl_->cache, impl_->disassembler, resolver, loc);
             f.error = code.error;
+            if (!code.missing_objdump.empty() &&
+                std::find(a.missing_objdump.begin(), a.missing_objdump.end(),
+                          code.missing_objdump) == a.missing_objdump.end())
+                a.missing_objdump.push_back(code.missing_objdump);
             for (std::size_t i = 0; i < code.instructions.size(); ++i) {
                 AnnotatedInstruction ai;
                 ai.instruction = code.instructions[i];
@@ -260,10 +270,16 @@ std::string render_annotation(const CellAnnotation& cell, const workload::Sampli
         cell.lost);
     if (cell.samples == 0) return out + "  no samples in this cell\n";
     out += fmt::format("  note: {}\n", info.precise_note);
-    out += fmt::format(
-        "  acquire loop: {:.1f}% of samples; whole acquire path (loop and inlined "
-        "lock()): {:.1f}%\n",
-        cell.acquire_loop_share * 100, cell.acquire_path_share * 100);
+    const bool listed = std::any_of(cell.functions.begin(), cell.functions.end(),
+                                    [](const HotFunction& f) { return !f.instructions.empty(); });
+    if (!listed && !cell.missing_objdump.empty())
+        out += fmt::format("  acquire loop: not marked without a disassembly ({} missing)\n",
+                           fmt::join(cell.missing_objdump, ", "));
+    else
+        out += fmt::format(
+            "  acquire loop: {:.1f}% of samples; whole acquire path (loop and inlined "
+            "lock()): {:.1f}%\n",
+            cell.acquire_loop_share * 100, cell.acquire_path_share * 100);
     for (std::size_t i = 0; i < cell.functions.size() && i < std::max(top_functions, 5u); ++i)
         out += fmt::format("  {:6.2f}%  {}  [{}]\n", cell.functions[i].share * 100,
                            cell.functions[i].short_name,
@@ -273,6 +289,21 @@ std::string render_annotation(const CellAnnotation& cell, const workload::Sampli
     for (std::size_t rank = 0; rank < cell.functions.size() && rank < top_functions; ++rank)
         out += render_function_listing(cell.functions[rank], "acquire loop");
     return out;
+}
+
+std::string missing_objdump_warning(const std::string& objdump, bool record) {
+    if (record)
+        return fmt::format(
+            "objdump is missing: '{}' cannot be run here, so there is no per-instruction listing "
+            "and no spin-lock instruction view (symbol shares are still shown); install binutils "
+            "or pass --objdump PATH",
+            objdump);
+    return fmt::format(
+        "objdump is missing: '{}' cannot be run here, so there is no per-instruction listing or "
+        "acquire-loop share (function shares are still shown); keep the samples (--samples-out "
+        "FILE) and run `lockprof annotate FILE --binary COPY` on a machine with binutils, COPY "
+        "being the binary that ran (aarch64 binaries on x86: aarch64-linux-gnu-objdump)",
+        objdump);
 }
 
 std::string render_function_listing(const HotFunction& f, std::string_view loop_name) {

@@ -1,5 +1,7 @@
 #include "lockprof/sampling/report.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -13,12 +15,32 @@ Attribution attribute(const workload::RunResult& run, const AnnotateOptions& opt
     Attribution a;
     if (!run.sampling) return a;
     const symbols::SymbolResolver resolver(run.sampling->modules);
-    for (const auto& path : resolver.changed_modules())
+    std::vector<std::string> absent;
+    for (const auto& path : resolver.changed_modules()) {
+        std::error_code ec;
+        if (!std::filesystem::exists(path, ec)) {
+            absent.push_back(path);
+            continue;
+        }
         a.warnings.push_back(fmt::format(
             "'{}' changed since the run (build id differs): annotation may be wrong; re-run "
             "the measurement with this build",
             path));
+    }
+    // Annotating on another machine than the one that ran: one line for all missing files.
+    if (!absent.empty())
+        a.warnings.push_back(fmt::format(
+            "{} recorded file{} not on this machine ({}): samples in {} stay unresolved; copy "
+            "{} here and pass --binary COPY for each",
+            absent.size(), absent.size() == 1 ? " is" : "s are", fmt::join(absent, ", "),
+            absent.size() == 1 ? "it" : "them", absent.size() == 1 ? "it" : "them"));
     a.cells = annotate(run, resolver, options);
+    std::vector<std::string> missing;
+    for (const auto& cell : a.cells)
+        for (const auto& objdump : cell.missing_objdump)
+            if (std::find(missing.begin(), missing.end(), objdump) == missing.end())
+                missing.push_back(objdump);
+    for (const auto& objdump : missing) a.warnings.push_back(missing_objdump_warning(objdump));
     return a;
 }
 

@@ -230,7 +230,7 @@ bool program_exists(const std::string& program) {
 
 std::vector<Instruction> Disassembler::disassemble(const std::filesystem::path& binary,
                                                    std::uint64_t start, std::uint64_t end) const {
-    const std::string objdump = objdump_.empty() ? default_objdump(binary) : objdump_;
+    const std::string objdump = objdump_for(binary);
     const Captured c = capture({objdump, "-d", "-w", fmt::format("--start-address=0x{:x}", start),
                                 fmt::format("--stop-address=0x{:x}", end), binary.string()});
     if (c.status != 0) {

@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -157,6 +158,43 @@ std::string build_id_of(const std::string& path) {
     }
     close(fd);
     return hex;
+}
+
+ModuleRedirect redirect_modules(std::vector<workload::MappedModule>& modules,
+                                const std::string& copy, const std::string& copy_build_id) {
+    ModuleRedirect r;
+    if (copy_build_id.empty()) {
+        r.refusal = fmt::format(
+            "--binary: '{}' has no GNU build id (or is not an ELF file), so it cannot be matched "
+            "with the run's mappings; give a copy of the binary that ran",
+            copy);
+        return r;
+    }
+    for (auto& m : modules)
+        if (m.build_id == copy_build_id) {
+            m.path = copy;
+            ++r.mappings;
+        }
+    if (r.mappings > 0) return r;
+    // Compare with the recorded file of the same name, else the executable (mapped first).
+    const auto name = std::filesystem::path(copy).filename();
+    auto recorded = std::find_if(modules.begin(), modules.end(), [&](const auto& m) {
+        return m.path != kVdso && std::filesystem::path(m.path).filename() == name;
+    });
+    if (recorded == modules.end())
+        recorded = std::find_if(modules.begin(), modules.end(),
+                                [](const auto& m) { return m.path != kVdso; });
+    if (recorded == modules.end()) {
+        r.refusal = fmt::format(
+            "--binary: the result records no mapped files, so '{}' has nothing to stand for", copy);
+        return r;
+    }
+    r.refusal = fmt::format(
+        "--binary: '{}' is not the binary that ran: its build id is {}, the run's '{}' had {}; "
+        "copy that very file (a rebuild differs)",
+        copy, copy_build_id, recorded->path,
+        recorded->build_id.empty() ? "none" : recorded->build_id);
+    return r;
 }
 
 std::vector<workload::MappedModule> process_modules(pid_t pid) {

@@ -62,6 +62,24 @@ inline CliResult run_lockprof(const std::vector<std::string>& args, const std::s
     return r;
 }
 
+// run_lockprof with environment variables set for lockprof only ({"PATH=/empty"}).
+inline CliResult run_lockprof_with_env(const std::vector<std::string>& env,
+                                       const std::vector<std::string>& args) {
+    TempDir capture;
+    std::string command = "env";
+    for (const auto& e : env) command += " " + shell_quote(e);
+    command += " " + shell_quote(LOCKPROF_BIN);
+    for (const auto& a : args) command += " " + shell_quote(a);
+    command += " </dev/null >" + shell_quote((capture / "out").string()) + " 2>" +
+               shell_quote((capture / "err").string());
+    const int status = std::system(command.c_str());
+    CliResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = read_all(capture / "out");
+    r.err = read_all(capture / "err");
+    return r;
+}
+
 inline int count_lines(const std::string& s) {
     int n = 0;
     for (char c : s) n += c == '\n';

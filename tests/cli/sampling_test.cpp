@@ -2,6 +2,8 @@
 // annotation must put most samples in the lock's acquire path and show its instructions with
 // shares; saved samples must re-render; usage errors exit 2. Shares are asserted loosely and
 // nothing about timing.
+#include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include <gtest/gtest.h>
@@ -171,6 +173,112 @@ TEST(CliSampling, FoldedStacksWithInstructionLeaves) {
     EXPECT_NE(folded.find("measured_loop<TasLock<"), std::string::npos);
     EXPECT_TRUE(std::regex_search(folded, std::regex(R"(\+0x[0-9a-f]+ [a-z])"))) << folded;
     EXPECT_NE(read_all(dir / "out.svg").find("<svg"), std::string::npos);
+}
+
+// How often `needle` occurs in `text`.
+int occurrences(const std::string& text, const std::string& needle) {
+    int n = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+}
+
+// A machine without binutils (a minimal ARM server image, the emulated arm64 guest): the
+// listing cannot be made, and the run says so once, with how to annotate elsewhere.
+TEST(CliSampling, WithoutObjdumpTheRunSaysSoOnceAndKeepsFunctionShares) {
+    TempDir dir;
+    std::filesystem::create_directories(dir / "empty-path");
+    const auto r =
+        lockprof::test::run_lockprof_with_env({"PATH=" + (dir / "empty-path").string()},
+                                              {"--lock", "tas,cas", "--threads", "2", "--duration",
+                                               "300ms", "--trials", "1", "--sample"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(occurrences(r.out, "objdump is missing"), 1) << r.out;
+    const auto at = r.out.find("warning: objdump is missing: 'objdump' cannot be run here");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const std::string warning = r.out.substr(at, r.out.find('\n', at) - at);
+    for (const char* part :
+         {"no per-instruction listing", "function shares are still shown", "--samples-out FILE",
+          "lockprof annotate FILE --binary COPY", "aarch64-linux-gnu-objdump"})
+        EXPECT_NE(warning.find(part), std::string::npos) << part << ": " << warning;
+    EXPECT_EQ(r.out.find("not disassembled"), std::string::npos) << r.out;
+    const std::string tas = section(r.out, "Annotation: tas, 2 threads");
+    EXPECT_NE(tas.find("measured_loop<TasLock<"), std::string::npos) << tas;
+    EXPECT_NE(tas.find("acquire loop: not marked without a disassembly (objdump missing)"),
+              std::string::npos)
+        << tas;
+    EXPECT_EQ(sampled_loop_lines(tas), 0) << tas;
+}
+
+TEST(CliSampling, AnUnusableObjdumpIsReportedAndTheRunCompletes) {
+    TempDir dir;
+    const auto fake = dir / "objdump";
+    std::ofstream(fake) << "#!/bin/sh\necho 'objdump: cannot disassemble this' >&2\nexit 1\n";
+    std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+    const auto r = run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "200ms",
+                                 "--trials", "1", "--sample", "--objdump", fake.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string block = section(r.out, "Annotation: tas, 2 threads");
+    EXPECT_NE(block.find("measured_loop<TasLock<"), std::string::npos) << block;
+    EXPECT_NE(block.find("not disassembled: " + fake.string() + " failed on"), std::string::npos)
+        << block;
+    EXPECT_NE(block.find("objdump: cannot disassemble this"), std::string::npos) << block;
+}
+
+// Samples kept on one machine, annotated on another with a copy of the binary that ran.
+TEST(CliSampling, AnnotateReadsACopiedBinaryWithTheRecordedBuildId) {
+    TempDir dir;
+    const auto samples = dir / "samples.json";
+    const auto live =
+        run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "300ms", "--trials", "1",
+                      "--sample", "--samples-out", samples.string()});
+    ASSERT_EQ(live.exit_code, 0) << live.err;
+    // The run's lockprof, as if it had run elsewhere: its recorded path does not exist here.
+    auto doc = nlohmann::json::parse(read_all(samples));
+    const std::string ran = std::filesystem::canonical(LOCKPROF_BIN).string();
+    int moved = 0;
+    for (auto& m : doc["sampling"]["modules"])
+        if (m["path"] == ran) {
+            m["path"] = "/elsewhere/lockprof";
+            ++moved;
+        }
+    ASSERT_GT(moved, 0) << "the run recorded no mapping of " << ran;
+    const auto elsewhere = dir / "elsewhere.json";
+    std::ofstream(elsewhere) << doc.dump();
+    std::filesystem::create_directories(dir / "copy");
+    const auto copy = dir / "copy" / "lockprof";
+    std::filesystem::copy_file(LOCKPROF_BIN, copy);
+
+    const auto missing = run_lockprof({"annotate", elsewhere.string()});
+    ASSERT_EQ(missing.exit_code, 0) << missing.err;
+    EXPECT_NE(missing.out.find("1 recorded file is not on this machine (/elsewhere/lockprof)"),
+              std::string::npos)
+        << missing.out;
+    EXPECT_NE(missing.out.find("--binary COPY"), std::string::npos) << missing.out;
+
+    const auto copied = run_lockprof({"annotate", elsewhere.string(), "--binary", copy.string()});
+    ASSERT_EQ(copied.exit_code, 0) << copied.err;
+    const std::string heading = "Annotation: tas, 2 threads";
+    EXPECT_EQ(section(copied.out, heading), section(live.out, heading));
+    EXPECT_GE(sampled_loop_lines(section(copied.out, heading)), 1) << copied.out;
+    EXPECT_EQ(copied.out.find("warning:"), std::string::npos) << copied.out;
+    const auto html = run_lockprof(
+        {"report", elsewhere.string(), "-o", (dir / "r.html").string(), "--binary", copy.string()});
+    EXPECT_EQ(html.exit_code, 0) << html.err;
+
+    // Another binary (other build id): refused with one line naming both build ids.
+    const auto other = run_lockprof({"annotate", elsewhere.string(), "--binary", "/bin/sh"});
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_EQ(lockprof::test::count_lines(other.err), 1) << other.err;
+    EXPECT_NE(other.err.find("--binary: '/bin/sh' is not the binary that ran: its build id is "),
+              std::string::npos)
+        << other.err;
+    EXPECT_NE(other.err.find("the run's '/elsewhere/lockprof' had " +
+                             doc["sampling"]["modules"][0]["build_id"].get<std::string>()),
+              std::string::npos)
+        << other.err;
+    const auto absent = run_lockprof({"annotate", elsewhere.string(), "--binary", "/nonexistent"});
+    EXPECT_EQ(absent.exit_code, 2);
+    EXPECT_EQ(lockprof::test::count_lines(absent.err), 1) << absent.err;
 }
 
 TEST(CliSampling, UsageErrorsExitTwoWithOneLine) {

@@ -68,7 +68,15 @@ struct CellAnnotation {
     double acquire_path_share = 0;
     double unresolved_share = 0;         // samples no symbol covers
     std::vector<HotFunction> functions;  // hottest first, all resolved functions
+    // The objdump programs a listing needed that cannot be run here (no binutils): those
+    // functions have neither instructions nor an error, and the acquire loop is not marked.
+    std::vector<std::string> missing_objdump;
 };
+
+// The one line said once when `objdump` cannot be run here: what is lost (listings, the acquire
+// loop), what is still shown, and how to annotate on another machine. `record`: for `lockprof
+// record`, which keeps no samples to annotate later.
+std::string missing_objdump_warning(const std::string& objdump, bool record = false);
 
 // Annotates sets of samples resolved against one resolver; disassembly is shared between
 // calls (cells, or processes of one program, that share functions disassemble them once).

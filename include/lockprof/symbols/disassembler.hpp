@@ -59,6 +59,11 @@ class Disassembler {
     // `objdump`: program to run; "" picks default_objdump() per binary.
     explicit Disassembler(std::string objdump = "") : objdump_(std::move(objdump)) {}
 
+    // The objdump that disassembles `binary`: the one given, else default_objdump(binary).
+    std::string objdump_for(const std::filesystem::path& binary) const {
+        return objdump_.empty() ? default_objdump(binary) : objdump_;
+    }
+
     // Instructions in [start, end) (file addresses) of `binary`. Throws Error when objdump
     // cannot be run or fails.
     std::vector<Instruction> disassemble(const std::filesystem::path& binary, std::uint64_t start,

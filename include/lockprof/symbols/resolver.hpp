@@ -90,4 +90,15 @@ std::string short_name(std::string_view demangled);
 // GNU build id of an ELF file as hex, "" when it has none or cannot be read.
 std::string build_id_of(const std::string& path);
 
+// Points recorded mappings at a copy of their file elsewhere, so saved samples resolve on
+// another machine (`lockprof annotate --binary COPY`: the binary that ran, copied next to its
+// samples): every mapping whose build id is `copy_build_id` gets path `copy`. When none
+// matches nothing changes and `refusal` says why in one line.
+struct ModuleRedirect {
+    std::size_t mappings = 0;  // mappings now pointing at the copy
+    std::string refusal;       // non-empty: no recorded file has the copy's build id
+};
+ModuleRedirect redirect_modules(std::vector<workload::MappedModule>& modules,
+                                const std::string& copy, const std::string& copy_build_id);
+
 }  // namespace lockprof::symbols

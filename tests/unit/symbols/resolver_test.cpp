@@ -57,6 +57,57 @@ TEST(SymbolResolver, ChangedBuildIdIsReported) {
     EXPECT_FALSE(saved.changed_modules().empty());
 }
 
+TEST(SymbolResolver, SavedMappingsFollowACopyOfTheBinaryThatRan) {
+    // This test binary, as if it had run on another machine: recorded under a path that does
+    // not exist here, annotated from a copy with the same build id.
+    auto modules = process_modules();
+    const std::string self = std::filesystem::canonical("/proc/self/exe").string();
+    std::size_t recorded = 0;
+    for (auto& m : modules)
+        if (m.path == self) {
+            m.path = "/elsewhere/lockprof_unit_tests";
+            ++recorded;
+        }
+    ASSERT_GT(recorded, 0u);
+    const auto copy = std::filesystem::temp_directory_path() / "lockprof-resolver-copy";
+    std::filesystem::copy_file(self, copy, std::filesystem::copy_options::overwrite_existing);
+    const auto redirected = redirect_modules(modules, copy.string(), build_id_of(copy.string()));
+    EXPECT_TRUE(redirected.refusal.empty()) << redirected.refusal;
+    EXPECT_EQ(redirected.mappings, recorded);
+    const SymbolResolver resolver(modules);
+    EXPECT_TRUE(resolver.changed_modules().empty());
+    const auto loc = resolver.resolve(probe_address());
+    EXPECT_NE(loc.symbol.find("lockprof_resolver_probe"), std::string::npos) << loc.symbol;
+    EXPECT_EQ(loc.module, copy.string());
+    std::filesystem::remove(copy);
+}
+
+TEST(SymbolResolver, ACopyWithAnotherBuildIdIsRefused) {
+    std::vector<workload::MappedModule> modules = {
+        {std::string(kVdso), 0x7000, 0x8000, 0, "r-xp", ""},
+        {"/root/lockprof", 0x1000, 0x2000, 0, "r-xp", "aaaa"},
+        {"/lib/libc.so.6", 0x3000, 0x4000, 0, "r-xp", "cccc"}};
+    auto r = redirect_modules(modules, "/tmp/x/lockprof", "bbbb");
+    EXPECT_EQ(r.mappings, 0u);
+    EXPECT_EQ(r.refusal,
+              "--binary: '/tmp/x/lockprof' is not the binary that ran: its build id is bbbb, the "
+              "run's '/root/lockprof' had aaaa; copy that very file (a rebuild differs)");
+    EXPECT_EQ(modules[1].path, "/root/lockprof");  // nothing changed
+    // Compared with the recorded file of the same name, else the first one mapped.
+    EXPECT_NE(redirect_modules(modules, "/tmp/libc.so.6", "dddd").refusal.find("'/lib/libc.so.6'"),
+              std::string::npos);
+    EXPECT_NE(redirect_modules(modules, "/tmp/other", "dddd").refusal.find("'/root/lockprof'"),
+              std::string::npos);
+    EXPECT_NE(redirect_modules(modules, "/tmp/x/lockprof", "").refusal.find("no GNU build id"),
+              std::string::npos);
+    // A library copy redirects only its own mappings.
+    r = redirect_modules(modules, "/tmp/libc.so.6", "cccc");
+    EXPECT_TRUE(r.refusal.empty());
+    EXPECT_EQ(r.mappings, 1u);
+    EXPECT_EQ(modules[2].path, "/tmp/libc.so.6");
+    EXPECT_EQ(modules[1].path, "/root/lockprof");
+}
+
 TEST(SymbolResolver, UnmappedAddressHasNoSymbol) {
     const auto loc = SymbolResolver::for_process().resolve(0x10);
     EXPECT_FALSE(loc.has_symbol());
