@@ -1,19 +1,9 @@
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
 #include "lockprof/workload/results.hpp"
 
 namespace lockprof::workload {
-
-unsigned LatencyHistogram::bucket_of(std::uint64_t value) {
-    constexpr std::uint64_t kLinear = std::uint64_t{1} << kSubBits;
-    if (value < kLinear) return static_cast<unsigned>(value);
-    const unsigned magnitude = 63 - static_cast<unsigned>(std::countl_zero(value));  // >= kSubBits
-    const unsigned shift = magnitude - kSubBits;
-    const unsigned sub = static_cast<unsigned>((value >> shift) & (kLinear - 1));
-    return ((shift + 1) << kSubBits) + sub;
-}
 
 std::uint64_t LatencyHistogram::bucket_upper(unsigned bucket) {
     constexpr std::uint64_t kLinear = std::uint64_t{1} << kSubBits;

@@ -155,6 +155,15 @@ inline void burn(std::uint64_t iterations) {
     for (std::uint64_t i = 0; i < iterations; ++i) asm volatile("" : "+r"(i));
 }
 
+// Everything that uses `value` is computed after this point, and no memory access moves across
+// it (an empty asm that claims to change `value` and clobber memory; no instruction is emitted).
+// The measured loop calls it right after the release so that latency bookkeeping, which the
+// language would let the compiler hoist above a release store, stays out of the critical section.
+template <typename T>
+inline void compute_after_here(T& value) {
+    asm volatile("" : "+r"(value)::"memory");
+}
+
 // Full hardware fence (orders everything; used around timing reads).
 inline void full_fence() {
     std::atomic_thread_fence(std::memory_order_seq_cst);

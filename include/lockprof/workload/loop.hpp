@@ -29,10 +29,10 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
     std::uint64_t acquires = 0;
 
     while (acquires < args.acquire_limit && !stop.load(std::memory_order_relaxed)) {
-        std::uint64_t before = 0;
+        std::uint64_t before = 0, acquired = 0;
         if constexpr (kLatency) before = arch::ticks();
         lock.lock(context);
-        if constexpr (kLatency) result.latency.record(arch::ticks() - before);
+        if constexpr (kLatency) acquired = arch::ticks();
 
         // Relaxed load + store rather than fetch_add: inside a working lock this is exactly a
         // plain increment (and moves the line like one); under a broken lock it loses updates,
@@ -43,6 +43,13 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
         }
         arch::burn(args.critical_iterations);
         lock.unlock(context);
+        // Recorded after the release: the histogram update (bucket, count, total, max) would
+        // otherwise lengthen the critical section, and latency runs would measure a different
+        // workload than throughput runs. tests/unit/workload/loop_disasm_test.cpp checks it.
+        if constexpr (kLatency) {
+            arch::compute_after_here(acquired);
+            result.latency.record(acquired - before);
+        }
 
         ++acquires;
         args.progress->acquires.store(acquires, std::memory_order_relaxed);

@@ -2,6 +2,7 @@
 // Derived figures (per-acquire metrics, medians, fairness) are computed by analysis/ from these.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,7 +39,15 @@ class LatencyHistogram {
     void set_bucket(unsigned index, std::uint64_t count);
     void set_max(std::uint64_t max) { max_ = max; }
 
-    static unsigned bucket_of(std::uint64_t value);
+    // Inline, so the measured loop's record() makes no call (workload/loop.hpp).
+    static constexpr unsigned bucket_of(std::uint64_t value) {
+        constexpr std::uint64_t kLinear = std::uint64_t{1} << kSubBits;
+        if (value < kLinear) return static_cast<unsigned>(value);
+        const unsigned magnitude = 63 - static_cast<unsigned>(std::countl_zero(value));
+        const unsigned shift = magnitude - kSubBits;  // magnitude >= kSubBits here
+        const unsigned sub = static_cast<unsigned>((value >> shift) & (kLinear - 1));
+        return ((shift + 1) << kSubBits) + sub;
+    }
     static std::uint64_t bucket_upper(unsigned bucket);
 
   private:

@@ -1,0 +1,166 @@
+// The measured loop's critical section, read from this binary's own code with GNU objdump:
+// with --latency the loop must hold the lock exactly as long as without it. The histogram is
+// recorded after the release, so between the lock's atomic and the release store there is no
+// call and no store that the throughput loop does not also have.
+//
+// Checked for tas in every flavour this build compiles (x86: native; aarch64: native, llsc, lse,
+// outline) and every delay tas accepts here. The atomic is xchg on x86, and on aarch64 the
+// store-exclusive of an ldaxr/stxr pair, swpa, or the call to libgcc's __aarch64_swp4_acq
+// (outline atomics); the release store is the store of 0 to the lock word on x86 and stlr on
+// aarch64.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "lockprof/arch/cpu.hpp"
+#include "lockprof/symbols/disassembler.hpp"
+
+using namespace lockprof;
+using symbols::FunctionCode;
+using symbols::Instruction;
+
+namespace {
+
+bool starts(const std::string& s, std::string_view prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
+// x86 AT&T: the memory operand an instruction writes, "" when it writes none.
+std::string x86_store_target(const Instruction& i) {
+    for (std::string_view reads_only : {"cmp", "test", "nop", "bt", "prefetch", "lea", "ucomi",
+                                        "comi", "call", "j", "push", "pop", "xchg"})
+        if (starts(i.mnemonic, reads_only)) return "";
+    const auto comma = i.operands.rfind(',');
+    const std::string last = comma == std::string::npos ? i.operands : i.operands.substr(comma + 1);
+    return last.find('(') != std::string::npos ? last : "";
+}
+
+bool is_call(const Instruction& i) {
+    if constexpr (arch::kArchName == "x86_64") return starts(i.mnemonic, "call");
+    return i.mnemonic == "bl" || i.mnemonic == "blr";
+}
+
+bool is_store(const Instruction& i) {
+    if constexpr (arch::kArchName == "x86_64") return !x86_store_target(i).empty();
+    return starts(i.mnemonic, "st");
+}
+
+// The instructions that make tas's acquire: an atomic on the lock word.
+bool is_lock_atomic(const Instruction& i) {
+    if constexpr (arch::kArchName == "x86_64")
+        return i.mnemonic == "xchg" && i.operands.find('(') != std::string::npos;
+    return starts(i.mnemonic, "stxr") || starts(i.mnemonic, "swp") ||
+           (i.mnemonic == "bl" && starts(i.reference, "__aarch64_swp"));
+}
+
+// The memory operand of the x86 exchange, "(%r14)" in "xchg %r10d,(%r14)".
+std::string x86_memory_operand(const Instruction& i) {
+    const auto open = i.operands.find('(');
+    auto start = i.operands.rfind(',', open);
+    start = start == std::string::npos ? 0 : start + 1;
+    return i.operands.substr(start, i.operands.find(')', open) + 1 - start);
+}
+
+struct CriticalSection {
+    std::vector<Instruction> code;  // after the lock's atomic, before the release store
+    bool found = false;
+};
+
+// From the last atomic on the lock word before the release store up to that store, in address
+// order (the retry path of a failed attempt may be laid out elsewhere; it rejoins before the
+// critical section).
+CriticalSection critical_section(const FunctionCode& f) {
+    CriticalSection section;
+    const auto& code = f.instructions;
+    std::size_t atomic = code.size();
+    std::string word;
+    for (std::size_t i = 0; i < code.size(); ++i) {
+        if (is_lock_atomic(code[i])) {
+            atomic = i;
+            if constexpr (arch::kArchName == "x86_64") word = x86_memory_operand(code[i]);
+            continue;
+        }
+        if (atomic == code.size()) continue;
+        const bool release = arch::kArchName == "x86_64" ? starts(code[i].mnemonic, "mov") &&
+                                                               code[i].operands == "$0x0," + word
+                                                         : starts(code[i].mnemonic, "stlr");
+        if (!release) continue;
+        // The acquire path's own tail (aarch64: the stxr's retry branch) is not critical work.
+        std::size_t from = atomic + 1;
+        if (from < i && code[from].is_branch()) ++from;
+        section.code.assign(code.begin() + static_cast<std::ptrdiff_t>(from),
+                            code.begin() + static_cast<std::ptrdiff_t>(i));
+        section.found = true;
+        return section;
+    }
+    return section;
+}
+
+std::string listing(const std::vector<Instruction>& code) {
+    std::string out;
+    for (const auto& i : code)
+        out += "    " + i.text() + (i.reference.empty() ? "" : " <" + i.reference + ">") + "\n";
+    return out;
+}
+
+// measured_loop<TasLock<delay>, latency> of every flavour: key "flavour delay".
+std::map<std::string, FunctionCode> tas_loops(bool latency) {
+    const auto self = std::filesystem::read_symlink("/proc/self/exe");
+    const symbols::Disassembler disassembler;
+    std::map<std::string, FunctionCode> out;
+    const std::string suffix = latency ? ", true>(" : ", false>(";
+    for (auto& f : symbols::function_symbols(self)) {
+        const std::string prefix = "void lockprof::workload::";
+        if (!starts(f.name, prefix)) continue;
+        const auto ns_end = f.name.find("::measured_loop<lockprof::locks::", prefix.size());
+        if (ns_end == std::string::npos) continue;
+        const std::string flavour = f.name.substr(prefix.size(), ns_end - prefix.size());
+        const std::string lock = "::measured_loop<lockprof::locks::" + flavour + "::TasLock<";
+        if (f.name.compare(ns_end, lock.size(), lock) != 0) continue;
+        if (f.name.find(suffix) == std::string::npos) continue;
+        const auto delay_at = ns_end + lock.size();
+        const std::string delay = f.name.substr(delay_at, f.name.find('>', delay_at) - delay_at);
+        f.instructions = disassembler.disassemble(self, f.address, f.address + f.size);
+        out[flavour + " " + delay] = std::move(f);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST(MeasuredLoopCode, LatencyRecordsOutsideTheCriticalSection) {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "sanitizers add calls to every memory access; the code checked is the "
+                    "release build's. Runs in the other builds";
+#endif
+    if (!symbols::program_exists(symbols::default_objdump("/proc/self/exe")))
+        GTEST_SKIP() << symbols::default_objdump("/proc/self/exe") << " not found";
+    const auto with_latency = tas_loops(true);
+    const auto without = tas_loops(false);
+    ASSERT_FALSE(with_latency.empty()) << "no measured_loop<TasLock<...>, true> in this binary";
+    for (const auto& [key, f] : with_latency) {
+        SCOPED_TRACE(key);
+        const auto section = critical_section(f);
+        ASSERT_TRUE(section.found) << "no lock atomic followed by a release store in " << f.name;
+        ASSERT_TRUE(without.count(key)) << "no throughput loop for " << key;
+        const auto plain = critical_section(without.at(key));
+        ASSERT_TRUE(plain.found) << without.at(key).name;
+        unsigned stores = 0, plain_stores = 0;
+        for (const auto& i : section.code) {
+            EXPECT_FALSE(is_call(i))
+                << "a call inside the latency loop's critical section: " << i.text() << " <"
+                << i.reference << ">\n"
+                << listing(section.code);
+            stores += is_store(i);
+        }
+        for (const auto& i : plain.code) plain_stores += is_store(i);
+        EXPECT_LE(stores, plain_stores)
+            << "the latency loop stores more while holding the lock than the throughput loop "
+               "(histogram updates before the release?)\nwith --latency:\n"
+            << listing(section.code) << "without:\n"
+            << listing(plain.code);
+    }
+}
