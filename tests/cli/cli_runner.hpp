@@ -46,27 +46,13 @@ inline std::string shell_quote(const std::string& s) {
     return q + "'";
 }
 
-// Runs `lockprof ARGS...` (no shell interpretation of args) with stdin from /dev/null.
-inline CliResult run_lockprof(const std::vector<std::string>& args, const std::string& cwd = "") {
+// Runs `lockprof ARGS...` (no shell interpretation of args) with stdin from /dev/null, in
+// `cwd` when given, with environment variables `env` ({"PATH=/empty"}) set for lockprof only.
+inline CliResult run_lockprof_in(const std::vector<std::string>& args, const std::string& cwd,
+                                 const std::vector<std::string>& env) {
     TempDir capture;
     std::string command = cwd.empty() ? "" : "cd " + shell_quote(cwd) + " && ";
-    command += shell_quote(LOCKPROF_BIN);
-    for (const auto& a : args) command += " " + shell_quote(a);
-    command += " </dev/null >" + shell_quote((capture / "out").string()) + " 2>" +
-               shell_quote((capture / "err").string());
-    const int status = std::system(command.c_str());
-    CliResult r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = read_all(capture / "out");
-    r.err = read_all(capture / "err");
-    return r;
-}
-
-// run_lockprof with environment variables set for lockprof only ({"PATH=/empty"}).
-inline CliResult run_lockprof_with_env(const std::vector<std::string>& env,
-                                       const std::vector<std::string>& args) {
-    TempDir capture;
-    std::string command = "env";
+    if (!env.empty()) command += "env";
     for (const auto& e : env) command += " " + shell_quote(e);
     command += " " + shell_quote(LOCKPROF_BIN);
     for (const auto& a : args) command += " " + shell_quote(a);
@@ -78,6 +64,15 @@ inline CliResult run_lockprof_with_env(const std::vector<std::string>& env,
     r.out = read_all(capture / "out");
     r.err = read_all(capture / "err");
     return r;
+}
+
+inline CliResult run_lockprof(const std::vector<std::string>& args, const std::string& cwd = "") {
+    return run_lockprof_in(args, cwd, {});
+}
+
+inline CliResult run_lockprof_with_env(const std::vector<std::string>& env,
+                                       const std::vector<std::string>& args) {
+    return run_lockprof_in(args, "", env);
 }
 
 inline int count_lines(const std::string& s) {
