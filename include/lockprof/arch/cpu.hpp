@@ -138,21 +138,32 @@ inline std::uint32_t spin_until(const std::atomic<std::uint32_t>& word, Done don
     return value;
 }
 
-// Cycle-like tick counter: TSC on x86, the virtual counter CNTVCT_EL0 on aarch64.
+// Tick counter. Not core cycles on either architecture: on x86 the TSC, which on current CPUs
+// counts at a constant rate (the nominal frequency) whatever the core's clock does; on aarch64
+// the generic timer's virtual count CNTVCT_EL0, a fixed-frequency counter (CNTFRQ_EL0, often
+// 25-100 MHz, 1 GHz from ARMv8.6), so one tick can span tens of core cycles and short latencies
+// come out quantised. calibrate() measures ticks per nanosecond.
+//
+// Neither read waits for earlier instructions by itself, so the read that ends an acquire's
+// latency could execute before the acquiring atomic has completed: `isb` on aarch64 (as
+// lockhammer does) and `lfence` on x86 make it wait.
 inline std::uint64_t ticks() {
 #if defined(LOCKPROF_ARCH_X86)
+    _mm_lfence();
     return __rdtsc();
 #else
     std::uint64_t value;
-    asm volatile("mrs %0, cntvct_el0" : "=r"(value)::"memory");
+    asm volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(value)::"memory");
     return value;
 #endif
 }
 
 // Busy work the optimiser cannot remove or shorten: `iterations` trips of a dependent loop.
-// Calibrated against the clock at start-up (workload/calibrate) to turn nanoseconds into trips.
+// Each worker calibrates it against the clock after pinning (workload/trial.cpp) to turn
+// nanoseconds into trips. The memory clobber makes it a compiler barrier: loads and stores
+// written before or after it (the critical section's data, the owner check) stay there.
 inline void burn(std::uint64_t iterations) {
-    for (std::uint64_t i = 0; i < iterations; ++i) asm volatile("" : "+r"(i));
+    for (std::uint64_t i = 0; i < iterations; ++i) asm volatile("" : "+r"(i)::"memory");
 }
 
 // Everything that uses `value` is computed after this point, and no memory access moves across
