@@ -1,0 +1,155 @@
+// Every lock's try_lock, under contention: threads that only try_lock, and try_lock threads
+// mixed with lock threads. A successful try_lock must exclude every other holder exactly as
+// lock() does.
+//
+// Each holder writes its thread id into `owner` on entry and checks it is still there before
+// leaving, so an overlapping critical section is caught where it happens (a second holder finds
+// a non-zero owner, or the first finds someone else's id), not only through a lost count. The
+// owner word is a relaxed atomic: it adds no ordering of its own, so whatever ordering the check
+// sees is the lock's. CLH's try_lock used to admit two holders (the tail node's identity was
+// recycled between its "is it free" test and the compare-and-swap); these tests found double
+// holders within milliseconds before the fix, and the durations below leave a wide margin.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "lockprof/locks/catalog.hpp"
+
+namespace {
+
+using namespace lockprof::locks;
+using lockprof::arch::Delay;
+
+template <typename List>
+struct ToTypes;
+template <template <Delay> class... Ls>
+struct ToTypes<LockList<Ls...>> {
+    template <template <Delay> class L>
+    using Pick = L<(L<Delay::none>::kDelays & delay_bit(lockprof::arch::default_delay())) &&
+                           lockprof::arch::delay_available(lockprof::arch::default_delay())
+                       ? lockprof::arch::default_delay()
+                       : Delay::none>;
+    using type = ::testing::Types<Pick<Ls>...>;
+};
+
+struct Shared {
+    std::atomic<std::uint32_t> owner{0};
+    std::atomic<std::uint64_t> double_holders{0};
+    std::uint64_t entries = 0;  // plain: only a holder touches it
+};
+
+enum class Mode { try_lock, lock };
+
+// One critical section: claim ownership, hold it for a few trips, check nobody else claimed it.
+template <typename LockT>
+void hold(LockT& lock, typename LockT::Context& context, Shared& shared, std::uint32_t me) {
+    if (shared.owner.load(std::memory_order_relaxed) != 0)
+        shared.double_holders.fetch_add(1, std::memory_order_relaxed);
+    shared.owner.store(me, std::memory_order_relaxed);
+    for (int i = 0; i < 8; ++i) std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (shared.owner.load(std::memory_order_relaxed) != me)
+        shared.double_holders.fetch_add(1, std::memory_order_relaxed);
+    ++shared.entries;
+    shared.owner.store(0, std::memory_order_relaxed);
+    lock.unlock(context);
+}
+
+struct Outcome {
+    std::uint64_t acquires = 0;
+    std::uint64_t try_acquires = 0;
+    std::uint64_t double_holders = 0;
+    std::uint64_t entries = 0;
+};
+
+// `modes[i]` is what thread i does; every thread stops at the deadline.
+template <typename LockT>
+Outcome contend(const std::vector<Mode>& modes, std::chrono::milliseconds duration,
+                unsigned parallel_work) {
+    auto lock = std::make_unique<LockT>();
+    auto shared = std::make_unique<Shared>();
+    std::atomic<unsigned> ready{0};
+    std::atomic<std::uint64_t> acquires{0}, try_acquires{0};
+    const auto threads = static_cast<unsigned>(modes.size());
+    std::chrono::steady_clock::time_point deadline;
+    std::atomic<bool> started{false};
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t)
+        workers.emplace_back([&, t] {
+            typename LockT::Context context;
+            const std::uint32_t me = t + 1;
+            ready.fetch_add(1);
+            while (!started.load()) std::this_thread::yield();
+            std::uint64_t mine = 0;
+            for (std::uint64_t i = 0;; ++i) {
+                if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
+                if (modes[t] == Mode::lock) {
+                    lock->lock(context);
+                } else if (!lock->try_lock(context)) {
+                    lockprof::arch::spin_delay<lockprof::arch::default_delay()>();
+                    continue;
+                }
+                hold(*lock, context, *shared, me);
+                ++mine;
+                // Work outside the lock, so lock() threads leave the queue empty at times and a
+                // try_lock can succeed between them (FIFO locks would otherwise starve it).
+                for (unsigned w = 0; w < parallel_work; ++w)
+                    lockprof::arch::spin_delay<lockprof::arch::default_delay()>();
+            }
+            (modes[t] == Mode::lock ? acquires : try_acquires).fetch_add(mine);
+        });
+    while (ready.load() < threads) std::this_thread::yield();
+    deadline = std::chrono::steady_clock::now() + duration;
+    started.store(true);
+    for (auto& w : workers) w.join();
+    return {acquires.load(), try_acquires.load(), shared->double_holders.load(), shared->entries};
+}
+
+template <typename L>
+class TryLockExclusion : public ::testing::Test {};
+TYPED_TEST_SUITE(TryLockExclusion, ToTypes<AllLocks>::type);
+
+void report(std::string_view lock, const char* scenario, const Outcome& o) {
+    std::printf(
+        "[ TRY_LOCK ] %-14.*s %-22s %9llu try_lock + %9llu lock acquires, %llu double holders\n",
+        static_cast<int>(lock.size()), lock.data(), scenario,
+        static_cast<unsigned long long>(o.try_acquires),
+        static_cast<unsigned long long>(o.acquires),
+        static_cast<unsigned long long>(o.double_holders));
+}
+
+// Four threads on the two cores here, so holders are preempted inside the critical section.
+TYPED_TEST(TryLockExclusion, TryLockOnlyThreadsNeverOverlap) {
+    using LockT = TypeParam;
+    if constexpr (!excludes<LockT>()) {
+        GTEST_SKIP() << LockT::kName << " is the no-lock baseline and does not exclude";
+    } else {
+        const Outcome o =
+            contend<LockT>({Mode::try_lock, Mode::try_lock, Mode::try_lock, Mode::try_lock},
+                           std::chrono::milliseconds(300), 0);
+        report(LockT::kName, "4 try_lock", o);
+        EXPECT_EQ(o.double_holders, 0u) << LockT::kName << ": MUTUAL EXCLUSION FAILED";
+        EXPECT_EQ(o.entries, o.try_acquires) << LockT::kName << ": lost updates";
+        EXPECT_GE(o.try_acquires, 100u) << "too little ran to test exclusion";
+    }
+}
+
+TYPED_TEST(TryLockExclusion, TryLockAndLockThreadsNeverOverlap) {
+    using LockT = TypeParam;
+    if constexpr (!excludes<LockT>()) {
+        GTEST_SKIP() << LockT::kName << " is the no-lock baseline and does not exclude";
+    } else {
+        const Outcome o = contend<LockT>({Mode::try_lock, Mode::lock, Mode::try_lock, Mode::lock},
+                                         std::chrono::milliseconds(500), 64);
+        report(LockT::kName, "2 try_lock + 2 lock", o);
+        EXPECT_EQ(o.double_holders, 0u) << LockT::kName << ": MUTUAL EXCLUSION FAILED";
+        EXPECT_EQ(o.entries, o.try_acquires + o.acquires) << LockT::kName << ": lost updates";
+        EXPECT_GE(o.try_acquires, 100u) << "too few try_lock acquires to test exclusion";
+        EXPECT_GE(o.acquires, 100u) << "too few lock acquires to test exclusion";
+    }
+}
+
+}  // namespace
