@@ -234,6 +234,77 @@ TEST_F(FlavourDisasm, NoFlavourUsesAnotherFlavoursAtomics) {
     }
 }
 
+// Lock type's try_lock in `flavour` (locks::try_lock_probe, instantiated per flavour by
+// locks/catalog.hpp), e.g. lockprof::locks::llsc::try_lock_probe<lockprof::locks::llsc::McsLock<.
+FunctionCode try_lock_probe(const std::string& flavour, const std::string& lock_type) {
+    const std::string prefix = "bool lockprof::locks::" + flavour +
+                               "::try_lock_probe<lockprof::locks::" + flavour + "::" + lock_type +
+                               "<";
+    const symbols::Disassembler disassembler(kObjdump);
+    for (auto& f : symbols::function_symbols(self())) {
+        if (!starts(f.name, prefix)) continue;
+        f.instructions = disassembler.disassemble(self(), f.address, f.address + f.size);
+        return f;
+    }
+    ADD_FAILURE() << "no try_lock_probe for " << lock_type << " in flavour " << flavour;
+    return {};
+}
+
+// An LSE atomic's ordering is its suffix after the operation: a (acquire), l (release), al
+// (both), then b or h for the size: casal and casl release, cas and casa do not.
+bool lse_release(const std::string& m) {
+    for (std::string_view stem : {"casp", "cas", "swp", "ldadd", "ldclr", "ldset", "ldeor",
+                                  "ldsmax", "ldsmin", "ldumax", "ldumin"}) {
+        if (!starts(m, stem)) continue;
+        std::string rest = m.substr(stem.size());
+        if (!rest.empty() && (rest.back() == 'b' || rest.back() == 'h')) rest.pop_back();
+        return rest == "l" || rest == "al";
+    }
+    return false;
+}
+
+// The read-modify-write instructions of a try_lock and whether each has release semantics:
+// LL/SC stlxr (not stxr), LSE casal/casl (not cas/casa), and the outline helpers
+// __aarch64_cas*_acq_rel / _rel (not _acq / _relax).
+struct Publish {
+    std::string text;
+    bool release;
+};
+std::vector<Publish> publishing_rmws(const FunctionCode& f) {
+    std::vector<Publish> out;
+    for (const auto& i : f.instructions) {
+        const std::string& m = i.mnemonic;
+        if (exclusive_store(i))
+            out.push_back({i.text(), starts(m, "stlx")});
+        else if (lse_atomic(i))
+            out.push_back({i.text(), lse_release(m)});
+        else if (outline_call(i))
+            out.push_back({"bl " + i.reference,
+                           i.reference.find("_acq_rel") != std::string::npos ||
+                               (i.reference.size() > 4 &&
+                                i.reference.compare(i.reference.size() - 4, 4, "_rel") == 0)});
+    }
+    return out;
+}
+
+// MCS try_lock stores next = nullptr into its node and publishes the node with one
+// compare-and-swap on the tail. Unless that store is ordered before the node becomes visible, a
+// successor that found our node at the tail can link itself (our node's next = it) before our
+// late nullptr store lands; the store then erases the link and unlock waits for it forever. The
+// compare-and-swap must therefore be a release (concurrencykit fences there), in every flavour.
+TEST_F(FlavourDisasm, McsTryLockPublishesItsNodeWithARelease) {
+    for (const std::string flavour : {"llsc", "lse", "outline", "native"}) {
+        const FunctionCode f = try_lock_probe(flavour, "McsLock");
+        std::printf("mcs try_lock (%s):\n%s", flavour.c_str(), listing(f).c_str());
+        const auto rmws = publishing_rmws(f);
+        EXPECT_FALSE(rmws.empty()) << "mcs@" << flavour << ": no compare-and-swap in try_lock";
+        for (const auto& rmw : rmws)
+            EXPECT_TRUE(rmw.release)
+                << "mcs@" << flavour
+                << " try_lock publishes its node without release: " << rmw.text;
+    }
+}
+
 // The user-facing view of the same code: `lockprof list-locks --disasm`.
 TEST_F(FlavourDisasm, ListLocksDisasmShowsEachFlavour) {
     std::ostringstream captured;

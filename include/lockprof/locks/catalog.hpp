@@ -34,11 +34,20 @@ constexpr bool excludes() {
         return true;
 }
 
+// try_lock out of line, once per lock and ISA flavour, so tests/aarch64/flavour_disasm_test.cpp
+// can check the instructions each flavour's try_lock really uses (the measured loop only calls
+// lock()). Never called; `used` keeps the copy that check_lock() below instantiates.
+template <typename L>
+[[gnu::noinline, gnu::used]] bool try_lock_probe(L& lock, typename L::Context& context) {
+    return lock.try_lock(context);
+}
+
 // Every instantiation must satisfy the concept and the layout rules.
 template <template <Delay> class L>
 constexpr bool check_lock() {
     static_assert(Lock<L<Delay::none>>);
     LOCKPROF_ASSERT_LOCK_LAYOUT(L<Delay::none>);
+    static_cast<void>(&try_lock_probe<L<Delay::none>>);
     return true;
 }
 template <template <Delay> class... Ls>

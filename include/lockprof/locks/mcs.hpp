@@ -1,10 +1,11 @@
 // mcs: Mellor-Crummey & Scott queue lock. Each waiter spins on a flag in its own queue node, so
 // a release touches one waiter's cache line instead of all of them.
 //
-// lock:   swap our node into the tail; if there was a predecessor, link behind it and wait
-//         until it clears our flag.
-// unlock: if nobody linked behind us, swing the tail back to empty; otherwise (or if the swing
-//         fails because someone is mid-link) wait for the link and clear the successor's flag.
+// lock:     swap our node into the tail; if there was a predecessor, link behind it and wait
+//           until it clears our flag.
+// try_lock: compare-and-swap our node into an empty tail (a release, like lock()'s swap).
+// unlock:   if nobody linked behind us, swing the tail back to empty; otherwise (or if the swing
+//           fails because someone is mid-link) wait for the link and clear the successor's flag.
 #pragma once
 
 #include <atomic>
@@ -34,7 +35,10 @@ struct alignas(arch::kCacheLine) McsLock {
         c.node.next.store(nullptr, std::memory_order_relaxed);
         Node* expected = nullptr;
         ++c.stats.rmw_attempts;
-        return tail_.compare_exchange_strong(expected, &c.node, std::memory_order_acquire,
+        // Release, as lock()'s exchange: next = nullptr must be visible before the node is.
+        // Otherwise a successor that finds our node at the tail can link itself in first, and
+        // the late nullptr store erases the link: unlock then waits for a link that never comes.
+        return tail_.compare_exchange_strong(expected, &c.node, std::memory_order_acq_rel,
                                              std::memory_order_relaxed);
     }
     void lock(Context& c) {
