@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "lockprof/locks/catalog.hpp"
+
 namespace lockprof::analysis {
 namespace {
 
@@ -23,15 +25,12 @@ std::string rate(double acquires_per_second) {
     return fmt::format("{:.3g}", acquires_per_second / 1e6);
 }
 
-// How each algorithm's read-modify-write reads in a sentence; the rest say it generically.
+// How an algorithm's read-modify-write reads in a sentence: the lock header's kRmwNoun, through
+// the lock catalog, so a renamed or added lock brings its noun along. Names this build does not
+// know (result files of other versions) say it generically.
 std::string rmw_noun(std::string_view algorithm) {
-    static const std::map<std::string_view, std::string_view> kNouns = {
-        {"tas", "atomic exchanges"},       {"ttas", "atomic exchanges"},
-        {"pg_slock", "atomic exchanges"},  {"cas", "compare-and-swaps"},
-        {"ttas_cas", "compare-and-swaps"}, {"ticket", "fetch-and-adds"},
-        {"mcs", "atomic swaps"},           {"clh", "atomic swaps"}};
-    const auto it = kNouns.find(algorithm);
-    return std::string(it == kNouns.end() ? "atomic read-modify-writes" : it->second);
+    const std::string_view noun = locks::rmw_noun(algorithm);
+    return std::string(noun.empty() ? "atomic read-modify-writes" : noun);
 }
 
 std::string lowercase(std::string_view name) {

@@ -35,6 +35,7 @@ struct alignas(arch::kCacheLine) TasBackoffLock {
     static constexpr std::string_view kName = "tas-backoff";
     static constexpr std::string_view kDescription =
         "exchange; on failure wait a random 1..limit delay steps, limit doubling to 1024";
+    static constexpr std::string_view kRmwNoun = "atomic exchanges";
     static constexpr DelayMask kDelays = kStepDelays;
 
     struct Context {
@@ -61,6 +62,7 @@ struct alignas(arch::kCacheLine) TtasBackoffLock {
     static constexpr std::string_view kName = "ttas-backoff";
     static constexpr std::string_view kDescription =
         "load until free, exchange; on failure back off exponentially as tas-backoff";
+    static constexpr std::string_view kRmwNoun = "atomic exchanges";
     static constexpr DelayMask kDelays = kStepDelays;
 
     struct Context {

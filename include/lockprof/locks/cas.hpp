@@ -17,6 +17,7 @@ struct alignas(arch::kCacheLine) CasLock {
     static constexpr std::string_view kName = "cas";
     static constexpr std::string_view kDescription =
         "compare-exchange 0->1 until it succeeds (the 2020 PostgreSQL arm64 patch)";
+    static constexpr std::string_view kRmwNoun = "compare-and-swaps";
     static constexpr DelayMask kDelays = kStepDelays;
 
     struct Context {

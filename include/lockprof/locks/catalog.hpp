@@ -42,10 +42,16 @@ template <typename L>
     return lock.try_lock(context);
 }
 
-// Every instantiation must satisfy the concept and the layout rules.
+// Every instantiation must satisfy the concept and the layout rules, and name what one of its
+// rmw_attempts is (kRmwNoun: "atomic exchanges"), which the explanation quotes.
 template <template <Delay> class L>
 constexpr bool check_lock() {
     static_assert(Lock<L<Delay::none>>);
+    static_assert(
+        requires {
+            { L<Delay::none>::kRmwNoun } -> std::convertible_to<std::string_view>;
+        },
+        "a lock names its read-modify-write in kRmwNoun");
     LOCKPROF_ASSERT_LOCK_LAYOUT(L<Delay::none>);
     static_cast<void>(&try_lock_probe<L<Delay::none>>);
     return true;
@@ -55,5 +61,19 @@ constexpr bool check_all(LockList<Ls...>) {
     return (check_lock<Ls>() && ...);
 }
 static_assert(check_all(AllLocks{}));
+
+// What one of `algorithm`'s rmw_attempts is called in a sentence, from its header's kRmwNoun;
+// empty when no lock of this build has that name (a result file written by another version).
+template <template <Delay> class... Ls>
+constexpr std::string_view rmw_noun_in(std::string_view algorithm, LockList<Ls...>) {
+    std::string_view noun;
+    static_cast<void>(
+        ((algorithm == Ls<Delay::none>::kName ? (noun = Ls<Delay::none>::kRmwNoun, true) : false) ||
+         ...));
+    return noun;
+}
+constexpr std::string_view rmw_noun(std::string_view algorithm) {
+    return rmw_noun_in(algorithm, AllLocks{});
+}
 
 }  // namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS

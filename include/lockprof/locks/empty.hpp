@@ -11,6 +11,7 @@ struct alignas(arch::kCacheLine) EmptyLock {
     static constexpr std::string_view kName = "empty";
     static constexpr std::string_view kDescription =
         "no lock: the harness baseline (does not exclude)";
+    static constexpr std::string_view kRmwNoun = "atomic operations (none: no lock)";
     static constexpr DelayMask kDelays = kNoDelay;
     static constexpr bool kExcludes = false;
 

@@ -20,6 +20,7 @@ struct alignas(arch::kCacheLine) McsLock {
     static constexpr std::string_view kName = "mcs";
     static constexpr std::string_view kDescription =
         "queue lock: each waiter spins on its own node (Mellor-Crummey & Scott)";
+    static constexpr std::string_view kRmwNoun = "atomic swaps";
     static constexpr DelayMask kDelays = kWaitDelays;
 
     struct alignas(arch::kFalseSharingRange) Node {

@@ -24,6 +24,7 @@ struct alignas(arch::kCacheLine) PgSlockLock {
     static constexpr std::string_view kName = "pg-slock";
     static constexpr std::string_view kDescription =
         "PostgreSQL s_lock: TAS fast path, TAS_SPIN with adaptive spins_per_delay, random sleeps";
+    static constexpr std::string_view kRmwNoun = "atomic exchanges";
     static constexpr DelayMask kDelays = kStepDelays;
 
     static constexpr int kMinSpinsPerDelay = 10;

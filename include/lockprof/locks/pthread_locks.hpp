@@ -13,6 +13,7 @@ template <Delay>
 struct alignas(arch::kCacheLine) PthreadSpinLock {
     static constexpr std::string_view kName = "pthread-spin";
     static constexpr std::string_view kDescription = "glibc pthread_spin_lock";
+    static constexpr std::string_view kRmwNoun = "atomic operations inside glibc (not counted)";
     static constexpr DelayMask kDelays = kNoDelay;
 
     struct Context {
@@ -37,6 +38,7 @@ struct alignas(arch::kCacheLine) PthreadMutexLock {
     static constexpr std::string_view kName = "pthread-mutex";
     static constexpr std::string_view kDescription =
         "glibc pthread_mutex_lock (default type: sleeps in futex when contended)";
+    static constexpr std::string_view kRmwNoun = "atomic operations inside glibc (not counted)";
     static constexpr DelayMask kDelays = kNoDelay;
 
     struct Context {

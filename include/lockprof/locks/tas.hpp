@@ -17,6 +17,7 @@ struct alignas(arch::kCacheLine) TasLock {
     static constexpr std::string_view kName = "tas";
     static constexpr std::string_view kDescription =
         "exchange until it returns free (PostgreSQL arm64 TAS before 2020)";
+    static constexpr std::string_view kRmwNoun = "atomic exchanges";
     static constexpr DelayMask kDelays = kStepDelays;
 
     struct Context {

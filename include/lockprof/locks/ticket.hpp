@@ -14,6 +14,7 @@ struct alignas(arch::kCacheLine) TicketLock {
     static constexpr std::string_view kName = "ticket";
     static constexpr std::string_view kDescription =
         "fetch-add a ticket, wait for now_serving to reach it (FIFO)";
+    static constexpr std::string_view kRmwNoun = "fetch-and-adds";
     static constexpr DelayMask kDelays = kWaitDelays;
 
     struct Context {

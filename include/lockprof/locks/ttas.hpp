@@ -14,6 +14,7 @@ struct alignas(arch::kCacheLine) TtasLock {
     static constexpr std::string_view kName = "ttas";
     static constexpr std::string_view kDescription =
         "load until free, then exchange (PostgreSQL TAS_SPIN on arm64)";
+    static constexpr std::string_view kRmwNoun = "atomic exchanges";
     static constexpr DelayMask kDelays = kWaitDelays;
 
     struct Context {

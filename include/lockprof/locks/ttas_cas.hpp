@@ -12,6 +12,7 @@ template <Delay D>
 struct alignas(arch::kCacheLine) TtasCasLock {
     static constexpr std::string_view kName = "ttas-cas";
     static constexpr std::string_view kDescription = "load until free, then compare-exchange 0->1";
+    static constexpr std::string_view kRmwNoun = "compare-and-swaps";
     static constexpr DelayMask kDelays = kWaitDelays;
 
     struct Context {
