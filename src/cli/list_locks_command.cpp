@@ -187,6 +187,8 @@ int list_locks_command(const std::vector<std::string>& args, const std::vector<s
     if (vm["disasm"].as<bool>()) {
         std::vector<const workload::RunnableLock*> selected;
         const std::string wanted = vm.count("lock") ? vm["lock"].as<std::string>() : "";
+        // "pthread-spin@lse": the same usage error as a run gets.
+        if (wanted.find('@') != std::string::npos) static_cast<void>(workload::find_lock(wanted));
         for (const auto& lock : workload::lock_catalog())
             if (wanted.empty() || lock.name == wanted || lock.algorithm == wanted)
                 selected.push_back(&lock);
@@ -215,6 +217,9 @@ int list_locks_command(const std::vector<std::string>& args, const std::vector<s
     using A = report::TextTable::Align;
     table.set_header({"lock", "delays (default first)", "description"},
                      {A::left, A::left, A::left});
+    const bool flavours =
+        std::any_of(workload::lock_catalog().begin(), workload::lock_catalog().end(),
+                    [](const auto& lock) { return !lock.flavour.empty(); });
     for (const auto& lock : workload::lock_catalog()) {
         std::string delays(arch::delay_name(lock.default_delay()));
         for (auto d : arch::kAllDelays)
@@ -222,6 +227,7 @@ int list_locks_command(const std::vector<std::string>& args, const std::vector<s
                 delays += fmt::format(", {}", arch::delay_name(d));
         std::string description = lock.description;
         if (lock.needs_lse && !arch::cpu_has_lse()) description += " [needs LSE: not on this CPU]";
+        if (flavours && lock.flavour_independent) description += " [the same in every flavour]";
         table.add_row({lock.name, delays, description});
     }
     std::cout << table.render();

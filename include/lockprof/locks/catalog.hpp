@@ -34,6 +34,16 @@ constexpr bool excludes() {
         return true;
 }
 
+// Whether a lock's code is the same in every ISA flavour (the C library's locks, no lock):
+// then it is listed and run once, under its bare name (workload/catalog.cpp).
+template <typename L>
+constexpr bool flavour_independent() {
+    if constexpr (requires { L::kFlavourIndependent; })
+        return L::kFlavourIndependent;
+    else
+        return false;
+}
+
 // try_lock out of line, once per lock and ISA flavour, so tests/aarch64/flavour_disasm_test.cpp
 // can check the instructions each flavour's try_lock really uses (the measured loop only calls
 // lock()). Never called; `used` keeps the copy that check_lock() below instantiates.
@@ -74,6 +84,15 @@ constexpr std::string_view rmw_noun_in(std::string_view algorithm, LockList<Ls..
 }
 constexpr std::string_view rmw_noun(std::string_view algorithm) {
     return rmw_noun_in(algorithm, AllLocks{});
+}
+
+// flavour_independent() of the lock named `algorithm` (false for names no lock has).
+template <template <Delay> class... Ls>
+constexpr bool is_flavour_independent_in(std::string_view algorithm, LockList<Ls...>) {
+    return ((algorithm == Ls<Delay::none>::kName && flavour_independent<Ls<Delay::none>>()) || ...);
+}
+constexpr bool is_flavour_independent(std::string_view algorithm) {
+    return is_flavour_independent_in(algorithm, AllLocks{});
 }
 
 }  // namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS

@@ -14,6 +14,7 @@ struct alignas(arch::kCacheLine) EmptyLock {
     static constexpr std::string_view kRmwNoun = "atomic operations (none: no lock)";
     static constexpr DelayMask kDelays = kNoDelay;
     static constexpr bool kExcludes = false;
+    static constexpr bool kFlavourIndependent = true;  // no atomics to compile differently
 
     struct Context {
         AttemptStats stats;

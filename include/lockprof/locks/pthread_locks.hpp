@@ -1,6 +1,9 @@
 // pthread-spin and pthread-mutex: the C library's locks, as a baseline users already know.
 // glibc's pthread_spin_lock is a test-and-test-and-set; pthread_mutex_lock spins briefly
 // (adaptive only with PTHREAD_MUTEX_ADAPTIVE_NP) and then sleeps in futex().
+//
+// Both call into glibc, so every ISA flavour runs glibc's one build of them: they are
+// flavour-independent (kFlavourIndependent), listed and run once under the bare name.
 #pragma once
 
 #include <pthread.h>
@@ -15,6 +18,7 @@ struct alignas(arch::kCacheLine) PthreadSpinLock {
     static constexpr std::string_view kDescription = "glibc pthread_spin_lock";
     static constexpr std::string_view kRmwNoun = "atomic operations inside glibc (not counted)";
     static constexpr DelayMask kDelays = kNoDelay;
+    static constexpr bool kFlavourIndependent = true;  // glibc's code in every flavour
 
     struct Context {
         AttemptStats stats;
@@ -40,6 +44,7 @@ struct alignas(arch::kCacheLine) PthreadMutexLock {
         "glibc pthread_mutex_lock (default type: sleeps in futex when contended)";
     static constexpr std::string_view kRmwNoun = "atomic operations inside glibc (not counted)";
     static constexpr DelayMask kDelays = kNoDelay;
+    static constexpr bool kFlavourIndependent = true;  // glibc's code in every flavour
 
     struct Context {
         AttemptStats stats;

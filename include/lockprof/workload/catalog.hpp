@@ -22,6 +22,8 @@ struct RunnableLock {
     locks::DelayMask delays = 0;  // accepted by the algorithm and available on this arch
     bool excludes = true;         // false only for `empty`
     bool needs_lse = false;       // flavour executes ARMv8.1 atomics
+    // The same code in every flavour (glibc's locks, no lock): only the bare name exists.
+    bool flavour_independent = false;
     // kernels[delay][latency]: empty where the delay is not accepted.
     std::array<std::array<LoopKernel, 2>, kDelayCount> kernels{};
 
@@ -33,10 +35,11 @@ struct RunnableLock {
     }
 };
 
-// All runnable locks, default flavour first, in catalog order.
+// All runnable locks, default flavour first, in catalog order; flavour-independent locks once.
 const std::vector<RunnableLock>& lock_catalog();
 
-// The lock named `name`, or nullptr.
+// The lock named `name`, or nullptr. UsageError for a flavour suffix on a flavour-independent
+// lock ("pthread-spin@lse"), which names the bare lock to use instead.
 const RunnableLock* find_lock(std::string_view name);
 
 }  // namespace lockprof::workload
