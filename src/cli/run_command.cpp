@@ -60,7 +60,8 @@ po::options_description workload_options() {
          "busy work outside the lock between acquires, in nanoseconds")
         ("shared-lines", po::value<std::string>()->default_value("1"),
          "shared cache lines the critical section increments, so the lock's data moves "
-         "between cores like a real critical section's. 0: none (then exclusion is not checked)")
+         "between cores like a real critical section's. 0: none, as lockhammer's default "
+         "(exclusion is then checked with a word next to the lock, on its own cache line)")
         ("delay", po::value<std::string>(),
          "spin-delay policy for every lock: none, pause (x86), yield, isb, wfe (aarch64). "
          "Default: each lock's platform default (pause on x86, isb on aarch64)")

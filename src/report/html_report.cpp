@@ -182,9 +182,11 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
             s.trials > 1 ? fmt::format("{:.1f}%", s.acquires_per_second.relative_spread() * 100)
                          : "-",
             h(versus), number(s.cpu_ns_per_acquire.median), number(s.rmw_per_acquire.median),
-            number(s.spins_per_acquire.median), c.lost_updates ? " class=\"bad\"" : "",
-            c.lost_updates ? fmt::format("EXCLUSION FAILED ({} lost)", c.lost_updates)
-                           : fmt::format("{:.3f}", s.jain.median));
+            number(s.spins_per_acquire.median),
+            c.overlaps || c.lost_updates ? " class=\"bad\"" : "",
+            c.overlaps || c.lost_updates
+                ? fmt::format("EXCLUSION FAILED ({} overlaps, {} lost)", c.overlaps, c.lost_updates)
+                : fmt::format("{:.3f}", s.jain.median));
         for (const auto& name : events) {
             const auto it = std::find_if(s.events.begin(), s.events.end(),
                                          [&](const auto& e) { return e.event == name; });

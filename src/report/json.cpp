@@ -69,6 +69,7 @@ json thread_json(const workload::ThreadResult& t) {
     json j = {{"index", t.index},
               {"cpu", t.cpu},
               {"acquires", t.acquires},
+              {"overlaps", t.overlaps},
               {"rmw_attempts", t.rmw_attempts},
               {"spin_iterations", t.spin_iterations},
               {"cpu_ns", t.cpu_ns},
@@ -216,13 +217,10 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
                               {"ticks", t.ticks},
                               {"threads", threads}});
         }
-        json cell = {{"lock", c.lock},
-                     {"algorithm", c.algorithm},
-                     {"flavour", c.flavour},
-                     {"delay", std::string(arch::delay_name(c.delay))},
-                     {"threads", c.threads},
-                     {"complete", c.complete},
-                     {"lost_updates", c.lost_updates},
+        json cell = {{"lock", c.lock},         {"algorithm", c.algorithm},
+                     {"flavour", c.flavour},   {"delay", std::string(arch::delay_name(c.delay))},
+                     {"threads", c.threads},   {"complete", c.complete},
+                     {"overlaps", c.overlaps}, {"lost_updates", c.lost_updates},
                      {"trials", trials}};
         if (i < summaries.size()) cell["summary"] = summary_json(summaries[i]);
         cells.push_back(cell);
@@ -311,6 +309,7 @@ workload::RunResult result_from_json(const json& doc) {
         cell.delay = delay_of(jc.at("delay"));
         cell.threads = jc.at("threads");
         cell.complete = jc.at("complete");
+        cell.overlaps = jc.value("overlaps", std::uint64_t{0});  // older files lack it
         cell.lost_updates = jc.at("lost_updates");
         for (const auto& jt : jc.at("trials")) {
             workload::TrialResult trial;
@@ -322,6 +321,7 @@ workload::RunResult result_from_json(const json& doc) {
                 t.index = jth.at("index");
                 t.cpu = jth.at("cpu");
                 t.acquires = jth.at("acquires");
+                t.overlaps = jth.value("overlaps", std::uint64_t{0});
                 t.rmw_attempts = jth.at("rmw_attempts");
                 t.spin_iterations = jth.at("spin_iterations");
                 t.cpu_ns = jth.at("cpu_ns");

@@ -154,7 +154,7 @@ std::string render_table(const workload::RunResult& run,
         else
             row.push_back(fmt::format("{:.2f}x", s.comparison->throughput_ratio));
         if (!s.cell->complete) row.back() += " [incomplete]";
-        if (s.cell->lost_updates) row.back() += " [EXCLUSION FAILED]";
+        if (s.cell->overlaps || s.cell->lost_updates) row.back() += " [EXCLUSION FAILED]";
         tables[threads].add_row(row);
     }
     for (unsigned threads : order) {
@@ -181,7 +181,9 @@ std::string render_csv(const workload::RunResult& run,
         "wall_ns_per_acquire,cpu_ns_per_acquire,ticks_per_acquire,rmw_per_acquire,"
         "spins_per_acquire,jain_index,min_max_ratio,coefficient_of_variation,"
         "latency_p50_ns,latency_p99_ns,latency_p99_9_ns,latency_max_ns,"
-        "baseline,throughput_ratio,within_noise";
+        "baseline,throughput_ratio,within_noise,"
+        // Added after the columns above, whose positions scripts may rely on.
+        "overlaps";
     for (const auto& e : events)
         out += ",event_" + e + "_per_acquire,event_" + e + "_running_fraction";
     const auto derived = derived_columns(summaries);
@@ -213,6 +215,7 @@ std::string render_csv(const workload::RunResult& run,
                 s.comparison->single_trial ? "" : (s.comparison->within_noise ? "1" : "0"));
         else
             out += ",,,";
+        out += fmt::format(",{}", c.overlaps);
         for (const auto& name : events) {
             auto it = std::find_if(s.events.begin(), s.events.end(),
                                    [&](const auto& e) { return e.event == name; });

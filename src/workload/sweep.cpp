@@ -56,6 +56,7 @@ RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hoo
                 if (outcome.interrupted) break;
                 outcome.result.trial = trial;
                 run.cells[i].trials.push_back(std::move(outcome.result));
+                run.cells[i].overlaps += outcome.overlaps;
                 run.cells[i].lost_updates += outcome.lost_updates;
                 run.cells[i].complete = run.cells[i].trials.size() == plan.spec.trials;
             }
@@ -64,11 +65,11 @@ RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hoo
     }
     run.interrupted = interrupted();
     for (const auto& cell : run.cells)
-        if (cell.lost_updates > 0)
+        if (cell.overlaps > 0 || cell.lost_updates > 0)
             run.notes.push_back(fmt::format(
-                "MUTUAL EXCLUSION FAILED: lock '{}' with {} threads lost {} critical-section "
-                "updates; its figures are meaningless",
-                cell.lock, cell.threads, cell.lost_updates));
+                "MUTUAL EXCLUSION FAILED: lock '{}' with {} threads let a second holder in at "
+                "{} acquires and lost {} critical-section updates; its figures are meaningless",
+                cell.lock, cell.threads, cell.overlaps, cell.lost_updates));
     return partial ? *partial : local;
 }
 

@@ -253,6 +253,7 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
         first_start = std::min(first_start, thread.start_ns);
         last_end = std::max(last_end, thread.end_ns);
         acquires += thread.acquires;
+        outcome.overlaps += thread.overlaps;
     }
     result.wall_ns = last_end > first_start ? last_end - first_start : 0;
     const std::uint64_t first_tick =
@@ -260,8 +261,12 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
     const std::uint64_t last_tick =
         *std::max_element(state->end_ticks.begin(), state->end_ticks.end());
     result.ticks = last_tick > first_tick ? last_tick - first_tick : 0;
-    if (lock.excludes && spec.work.shared_lines > 0) {
-        const std::uint64_t counted = state->lines[0].value.load();
+    if (lock.excludes) {
+        // The exclusion check's word (loop.hpp): one increment per acquire unless two holders
+        // overlapped.
+        const std::uint64_t counted = spec.work.shared_lines > 0
+                                          ? state->lines[0].value.load()
+                                          : kernel.neighbour_words(state->lock)->datum.load();
         outcome.lost_updates = acquires > counted ? acquires - counted : 0;
     }
     kernel.destroy_lock(state->lock);

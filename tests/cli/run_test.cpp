@@ -64,6 +64,8 @@ TEST(CliRun, JsonAndCsvCarryResultsAndProvenance) {
     const auto& cell = doc["cells"][1];
     EXPECT_EQ(cell["lock"], "cas");
     EXPECT_EQ(cell["lost_updates"], 0);
+    EXPECT_EQ(cell["overlaps"], 0);
+    EXPECT_EQ(cell["trials"][0]["threads"][0]["overlaps"], 0);
     EXPECT_EQ(cell["trials"].size(), 2u);
     EXPECT_EQ(cell["trials"][0]["threads"].size(), 2u);
     EXPECT_EQ(cell["trials"][0]["threads"][0]["acquires"], 2000);

@@ -19,6 +19,14 @@ struct alignas(arch::kFalseSharingRange) SharedLine {
     std::atomic<std::uint64_t> value{0};
 };
 
+// What the harness keeps right after the lock object, on the lock's own cache line: the measured
+// loop allocates LockSlot<Lock> (loop.hpp), whose members C++ places in the lock's tail padding,
+// the way a PostgreSQL struct keeps its fields next to its slock_t. `datum` is the exclusion
+// check's word when there are no shared lines.
+struct NeighbourWords {
+    std::atomic<std::uint64_t> datum{0};
+};
+
 // A thread's published acquire count, read by the watchdog.
 struct alignas(arch::kFalseSharingRange) Progress {
     std::atomic<std::uint64_t> acquires{0};
@@ -42,6 +50,7 @@ struct LoopKernel {
     void* (*create_lock)() = nullptr;
     void (*destroy_lock)(void*) = nullptr;
     void (*run_loop)(void* lock, const LoopArgs& args) = nullptr;
+    NeighbourWords* (*neighbour_words)(void* lock) = nullptr;  // in the lock's LockSlot
     explicit operator bool() const { return run_loop != nullptr; }
 };
 

@@ -17,31 +17,62 @@ void seed_context(Context& context, std::uint64_t seed) {
     if constexpr (requires { context.backoff.rng; }) context.backoff.rng = seed;
 }
 
+// The lock as the loop allocates it, with the harness's words right after it (kernel.hpp).
+template <typename LockT>
+struct LockSlot : LockT {
+    NeighbourWords words;
+};
+
 // lockhammer's loop: acquire, critical work on shared lines, release, parallel work. The lock
 // calls are direct (LockT is a concrete type), so nothing indirect runs per iteration.
+//
+// Exclusion is checked on every acquire of a lock that claims to exclude, with the check word:
+// shared line 0, or with no shared lines a word next to the lock (NeighbourWords). The holder
+// loads it on entry, does the critical work, loads it again and stores the entry value + 1
+// just before the release. A second holder that entered in between either stored first (the
+// exit load differs: an overlap, counted per thread) or read the same entry value (one of the
+// two increments is lost: the harness compares the word with the acquire count). The window is
+// the whole critical section, so a long one is caught nearly always; relaxed loads and a store
+// to a line the holder moves anyway, no atomic read-modify-write.
 template <typename LockT, bool kLatency>
 void measured_loop(void* lock_storage, const LoopArgs& args) {
-    LockT& lock = *static_cast<LockT*>(lock_storage);
+    auto& slot = *static_cast<LockSlot<LockT>*>(lock_storage);
+    LockT& lock = slot;
     typename LockT::Context context;
     seed_context(context, args.seed);
     ThreadResult& result = *args.result;
+    // Copies of what the loop reads: it stores through pointers the compiler cannot tell apart
+    // from `args`, which would otherwise be reloaded every trip.
     const std::atomic<bool>& stop = *args.stop;
-    std::uint64_t acquires = 0;
+    std::atomic<std::uint64_t>& progress = args.progress->acquires;
+    SharedLine* const lines = args.lines;
+    const unsigned line_count = args.line_count;
+    const std::uint64_t acquire_limit = args.acquire_limit;
+    const std::uint64_t critical_iterations = args.critical_iterations;
+    const std::uint64_t parallel_iterations = args.parallel_iterations;
+    constexpr bool kCheck = locks::excludes<LockT>();
+    std::atomic<std::uint64_t>& check = line_count > 0 ? lines[0].value : slot.words.datum;
+    std::uint64_t acquires = 0, overlaps = 0;
 
-    while (acquires < args.acquire_limit && !stop.load(std::memory_order_relaxed)) {
+    while (acquires < acquire_limit && !stop.load(std::memory_order_relaxed)) {
         std::uint64_t before = 0, acquired = 0;
         if constexpr (kLatency) before = arch::ticks();
         lock.lock(context);
         if constexpr (kLatency) acquired = arch::ticks();
+        std::uint64_t entry = 0;
+        if constexpr (kCheck) entry = check.load(std::memory_order_relaxed);
 
         // Relaxed load + store rather than fetch_add: inside a working lock this is exactly a
-        // plain increment (and moves the line like one); under a broken lock it loses updates,
-        // which the harness detects by comparing the first line with the acquire count.
-        for (unsigned i = 0; i < args.line_count; ++i) {
-            auto& v = args.lines[i].value;
+        // plain increment (and moves the line like one). Line 0 is the check's when there is one.
+        for (unsigned i = kCheck ? 1 : 0; i < line_count; ++i) {
+            auto& v = lines[i].value;
             v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         }
-        arch::burn(args.critical_iterations);
+        arch::burn(critical_iterations);
+        if constexpr (kCheck) {
+            overlaps += check.load(std::memory_order_relaxed) != entry;
+            check.store(entry + 1, std::memory_order_relaxed);
+        }
         lock.unlock(context);
         // Recorded after the release: the histogram update (bucket, count, total, max) would
         // otherwise lengthen the critical section, and latency runs would measure a different
@@ -52,10 +83,11 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
         }
 
         ++acquires;
-        args.progress->acquires.store(acquires, std::memory_order_relaxed);
-        arch::burn(args.parallel_iterations);
+        progress.store(acquires, std::memory_order_relaxed);
+        arch::burn(parallel_iterations);
     }
     result.acquires = acquires;
+    result.overlaps = overlaps;
     result.rmw_attempts = context.stats.rmw_attempts;
     result.spin_iterations = context.stats.spin_iterations;
 }
@@ -73,16 +105,21 @@ template <typename LockT>
 
 template <typename LockT>
 void* create_lock() {
-    return new LockT();
+    return new LockSlot<LockT>();
 }
 template <typename LockT>
 void destroy_lock(void* lock) {
-    delete static_cast<LockT*>(lock);
+    delete static_cast<LockSlot<LockT>*>(lock);
+}
+template <typename LockT>
+NeighbourWords* neighbour_words(void* lock) {
+    return &static_cast<LockSlot<LockT>*>(lock)->words;
 }
 
 template <typename LockT, bool kLatency>
 constexpr LoopKernel make_kernel() {
-    return LoopKernel{&create_lock<LockT>, &destroy_lock<LockT>, &measured_loop<LockT, kLatency>};
+    return LoopKernel{&create_lock<LockT>, &destroy_lock<LockT>, &measured_loop<LockT, kLatency>,
+                      &neighbour_words<LockT>};
 }
 
 }  // namespace lockprof::workload::inline LOCKPROF_FLAVOUR_NS

@@ -126,6 +126,9 @@ struct ThreadResult {
     unsigned index = 0;
     int cpu = -1;  // pinned CPU, -1 when not pinned
     std::uint64_t acquires = 0;
+    // Acquires at which this thread's exclusion check found another holder inside (at entry or
+    // at exit): non-zero means the lock did not exclude.
+    std::uint64_t overlaps = 0;
     std::uint64_t rmw_attempts = 0;
     std::uint64_t spin_iterations = 0;
     std::uint64_t cpu_ns = 0;    // CLOCK_THREAD_CPUTIME_ID over the measured window
@@ -155,7 +158,10 @@ struct CellResult {
     unsigned threads = 0;
     std::vector<TrialResult> trials;
     bool complete = true;  // false when interrupted before all trials ran
-    // Critical-section updates lost over all trials: non-zero means the lock did not exclude.
+    // Over all trials, non-zero means the lock did not exclude: acquires at which the exclusion
+    // check found another holder inside (the threads' overlaps), and increments of shared line 0
+    // lost to overlapping holders.
+    std::uint64_t overlaps = 0;
     std::uint64_t lost_updates = 0;
 };
 

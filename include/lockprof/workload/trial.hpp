@@ -20,7 +20,9 @@ struct RunControl {
 struct TrialOutcome {
     TrialResult result;
     bool interrupted = false;
-    // For excluding locks: updates lost in the critical section (0 when the lock works).
+    // For excluding locks (0 when the lock works): acquires that found another holder inside,
+    // and increments of shared line 0 lost.
+    std::uint64_t overlaps = 0;
     std::uint64_t lost_updates = 0;
 };
 
