@@ -88,13 +88,11 @@ TEST(LseFlavour, CatalogHasEveryAlgorithmInEveryFlavour) {
     ASSERT_FALSE(flavours.empty());
     // Locks whose code is the same in every flavour (glibc's, none) exist once, bare, so none
     // of them is refused without LSE or compared with itself as if it were another lock.
+    const std::set<std::string> every{"", "llsc", "lse", "outline"}, bare{""};
     for (const auto& [algorithm, names] : flavours)
-        EXPECT_EQ(names, locks::is_flavour_independent(algorithm)
-                             ? std::set<std::string>{""}
-                             : std::set<std::string>{"", "llsc", "lse", "outline"})
-            << algorithm;
+        EXPECT_EQ(names, locks::is_flavour_independent(algorithm) ? bare : every) << algorithm;
     for (const char* algorithm : {"pthread-spin", "pthread-mutex", "empty"})
-        EXPECT_EQ(flavours[algorithm], std::set<std::string>{""}) << algorithm;
+        EXPECT_EQ(flavours[algorithm], bare) << algorithm;
 }
 
 TEST(LseFlavour, HwcapMatchesTheEmulatedCpu) {
