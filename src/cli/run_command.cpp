@@ -61,7 +61,16 @@ po::options_description workload_options() {
         ("shared-lines", po::value<std::string>()->default_value("1"),
          "shared cache lines the critical section increments, so the lock's data moves "
          "between cores like a real critical section's. 0: none, as lockhammer's default "
-         "(exclusion is then checked with a word next to the lock, on its own cache line)")
+         "(exclusion is then checked with a word next to the lock, on its own cache line). "
+         "With the default 1 line every handoff moves the data's line as well as the lock's: "
+         "lockhammer's default critical section touches no data, and 2-thread tas ran at "
+         "half its rate here until --shared-lines 0 (see README, reading the table)")
+        ("data", po::value<std::string>()->default_value("separate"),
+         "where the first shared line's datum sits: separate (default: every line apart "
+         "from the lock, so the figures show the lock's own line traffic with the data's "
+         "added, and stay comparable with earlier runs) or same-line (right after the lock "
+         "word, on the lock's cache line, as PostgreSQL keeps the fields a spinlock "
+         "protects next to its slock_t: a handoff then moves one line)")
         ("delay", po::value<std::string>(),
          "spin-delay policy for every lock: none, pause (x86), yield, isb, wfe (aarch64). "
          "Default: each lock's platform default (pause on x86, isb on aarch64)")
@@ -148,6 +157,12 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
     spec.work.parallel_ns = parse_count(vm["parallel-ns"].as<std::string>(), "parallel-ns");
     spec.work.shared_lines = to_unsigned(
         parse_count(vm["shared-lines"].as<std::string>(), "shared-lines"), "shared-lines");
+    const std::string data = vm["data"].as<std::string>();
+    if (data == "same-line")
+        spec.work.data = workload::DataPlacement::same_line;
+    else if (data != "separate")
+        throw UsageError(
+            fmt::format("--data: unknown placement '{}'; choose same-line or separate", data));
     if (vm.count("delay")) {
         const std::string name = vm["delay"].as<std::string>();
         bool found = false;

@@ -53,6 +53,7 @@ json spec_json(const workload::RunSpec& s) {
               {"critical_ns", s.work.critical_ns},
               {"parallel_ns", s.work.parallel_ns},
               {"shared_lines", s.work.shared_lines},
+              {"data", workload::data_placement_name(s.work.data)},
               {"warmup_ns", s.warmup_ns},
               {"trials", s.trials},
               {"seed", s.seed},
@@ -279,6 +280,11 @@ workload::RunResult result_from_json(const json& doc) {
     s.work.critical_ns = c.at("critical_ns");
     s.work.parallel_ns = c.at("parallel_ns");
     s.work.shared_lines = c.at("shared_lines");
+    const std::string data = c.value("data", "separate");  // older files: always separate
+    if (data == "same-line")
+        s.work.data = workload::DataPlacement::same_line;
+    else if (data != "separate")
+        throw UsageError(fmt::format("unknown data placement '{}' in config", data));
     s.warmup_ns = c.at("warmup_ns");
     s.trials = c.at("trials");
     s.seed = c.at("seed");

@@ -46,10 +46,15 @@ std::string workload_line(const workload::RunResult& run) {
         s.duration_ns
             ? fmt::format("{} per trial", format_duration(static_cast<double>(*s.duration_ns)))
             : fmt::format("{} acquires per thread", s.acquires_per_thread.value_or(0));
+    const char* placement =
+        s.work.shared_lines == 0 ? ""
+        : s.work.data == workload::DataPlacement::same_line
+            ? (s.work.shared_lines == 1 ? " on the lock's line" : ", the first on the lock's line")
+            : " apart from the lock";
     return fmt::format(
-        "workload: {}, {} trial{}, critical {} ns on {} shared line{}, parallel {} ns, pin {}{}",
+        "workload: {}, {} trial{}, critical {} ns on {} shared line{}{}, parallel {} ns, pin {}{}",
         stop, s.trials, s.trials == 1 ? "" : "s", s.work.critical_ns, s.work.shared_lines,
-        s.work.shared_lines == 1 ? "" : "s", s.work.parallel_ns,
+        s.work.shared_lines == 1 ? "" : "s", placement, s.work.parallel_ns,
         workload::pin_mode_name(s.pin.mode),
         s.warmup_ns ? fmt::format(", warm-up {}", format_duration(static_cast<double>(s.warmup_ns)))
                     : "");

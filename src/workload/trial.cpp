@@ -103,6 +103,7 @@ void* worker_main(void* raw) {
     loop.progress = &s.progress[index];
     loop.lines = s.lines.get();
     loop.line_count = s.spec->work.shared_lines;
+    loop.first_line_on_lock = s.spec->work.data == DataPlacement::same_line;
     loop.acquire_limit = s.spec->acquires_per_thread.value_or(UINT64_MAX);
     loop.critical_iterations = s.spec->critical_iterations;
     loop.parallel_iterations = s.spec->parallel_iterations;
@@ -264,9 +265,10 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
     if (lock.excludes) {
         // The exclusion check's word (loop.hpp): one increment per acquire unless two holders
         // overlapped.
-        const std::uint64_t counted = spec.work.shared_lines > 0
-                                          ? state->lines[0].value.load()
-                                          : kernel.neighbour_words(state->lock)->datum.load();
+        const bool on_lock =
+            spec.work.shared_lines == 0 || spec.work.data == DataPlacement::same_line;
+        const std::uint64_t counted = on_lock ? kernel.neighbour_words(state->lock)->datum.load()
+                                              : state->lines[0].value.load();
         outcome.lost_updates = acquires > counted ? acquires - counted : 0;
     }
     kernel.destroy_lock(state->lock);

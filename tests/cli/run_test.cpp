@@ -80,6 +80,24 @@ TEST(CliRun, JsonAndCsvCarryResultsAndProvenance) {
     EXPECT_NE(csv.find("\ncas,cas,,"), std::string::npos) << csv;
 }
 
+TEST(CliRun, DataPlacementIsRecordedAndShown) {
+    TempDir dir;
+    auto r = run_lockprof({"--lock=tas", "--threads=2", "--acquires=2000", "--trials=1",
+                           "--data=same-line", "--output", (dir / "r.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("on 1 shared line on the lock's line"), std::string::npos) << r.out;
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(dir / "r.json"));
+    EXPECT_EQ(doc["config"]["data"], "same-line");
+    EXPECT_EQ(doc["cells"][0]["lost_updates"], 0);
+    EXPECT_EQ(doc["cells"][0]["overlaps"], 0);
+    r = run_lockprof({"--lock=tas", "--threads=1", "--acquires=100", "--trials=1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("on 1 shared line apart from the lock"), std::string::npos) << r.out;
+    r = run_lockprof({"--help"});
+    EXPECT_NE(r.out.find("--data"), std::string::npos);
+    EXPECT_NE(r.out.find("lockhammer"), std::string::npos) << "--help explains the comparison";
+}
+
 TEST(CliRun, ProfilesLoadAndTheCommandLineWins) {
     auto r = run_lockprof({"--profile", std::string(LOCKPROF_SOURCE_DIR) + "/profiles/quick.ini",
                            "--threads=1", "--trials=1", "--duration=20ms"});
@@ -128,6 +146,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"--duration=0"}, "must be longer than 0"},
         BadInput{{"--acquires=-3"}, "--acquires"}, BadInput{{"--trials=0"}, "at least 1"},
         BadInput{{"--delay=sleepy"}, "unknown policy 'sleepy'"},
+        BadInput{{"--data=elsewhere"},
+                 "--data: unknown placement 'elsewhere'; choose same-line or separate"},
         BadInput{{"--pin=99999"}, "not available"}, BadInput{{"--frobnicate"}, "unknown option"},
         BadInput{{"--thread=2"}, "did you mean '--threads'"},
         BadInput{{"frobnicate"}, "unknown command 'frobnicate'"},

@@ -21,8 +21,8 @@ struct alignas(arch::kFalseSharingRange) SharedLine {
 
 // What the harness keeps right after the lock object, on the lock's own cache line: the measured
 // loop allocates LockSlot<Lock> (loop.hpp), whose members C++ places in the lock's tail padding,
-// the way a PostgreSQL struct keeps its fields next to its slock_t. `datum` is the exclusion
-// check's word when there are no shared lines.
+// the way a PostgreSQL struct keeps its fields next to its slock_t. `datum` is the first shared
+// datum with `--data same-line`, and the exclusion check's word when there are no shared lines.
 struct NeighbourWords {
     std::atomic<std::uint64_t> datum{0};
 };
@@ -38,6 +38,7 @@ struct LoopArgs {
     Progress* progress = nullptr;
     SharedLine* lines = nullptr;
     unsigned line_count = 0;
+    bool first_line_on_lock = false;  // --data same-line: line 0 is NeighbourWords::datum
     std::uint64_t acquire_limit = UINT64_MAX;
     std::uint64_t critical_iterations = 0;
     std::uint64_t parallel_iterations = 0;

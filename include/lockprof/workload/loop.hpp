@@ -27,7 +27,8 @@ struct LockSlot : LockT {
 // calls are direct (LockT is a concrete type), so nothing indirect runs per iteration.
 //
 // Exclusion is checked on every acquire of a lock that claims to exclude, with the check word:
-// shared line 0, or with no shared lines a word next to the lock (NeighbourWords). The holder
+// shared line 0 (with --data same-line, or no shared lines, a word next to the lock on the
+// lock's own cache line: NeighbourWords). The holder
 // loads it on entry, does the critical work, loads it again and stores the entry value + 1
 // just before the release. A second holder that entered in between either stored first (the
 // exit load differs: an overlap, counted per thread) or read the same entry value (one of the
@@ -51,7 +52,8 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
     const std::uint64_t critical_iterations = args.critical_iterations;
     const std::uint64_t parallel_iterations = args.parallel_iterations;
     constexpr bool kCheck = locks::excludes<LockT>();
-    std::atomic<std::uint64_t>& check = line_count > 0 ? lines[0].value : slot.words.datum;
+    std::atomic<std::uint64_t>& check =
+        line_count > 0 && !args.first_line_on_lock ? lines[0].value : slot.words.datum;
     std::uint64_t acquires = 0, overlaps = 0;
 
     while (acquires < acquire_limit && !stop.load(std::memory_order_relaxed)) {
@@ -63,8 +65,11 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
         if constexpr (kCheck) entry = check.load(std::memory_order_relaxed);
 
         // Relaxed load + store rather than fetch_add: inside a working lock this is exactly a
-        // plain increment (and moves the line like one). Line 0 is the check's when there is one.
-        for (unsigned i = kCheck ? 1 : 0; i < line_count; ++i) {
+        // plain increment (and moves the line like one). Line 0 is the check word.
+        if constexpr (!kCheck)
+            if (line_count > 0)
+                check.store(check.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        for (unsigned i = 1; i < line_count; ++i) {
             auto& v = lines[i].value;
             v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         }

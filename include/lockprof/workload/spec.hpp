@@ -33,6 +33,17 @@ struct PinSpec {
     std::vector<int> cpus;  // for PinMode::list
 };
 
+// Where the data the critical section increments sits (`--data`).
+enum class DataPlacement {
+    separate,   // every shared line apart from the lock's (a handoff moves two lines)
+    same_line,  // the first datum on the lock's own cache line, right after the lock, as a
+                // PostgreSQL struct keeps its fields next to its slock_t; the rest apart
+};
+
+constexpr const char* data_placement_name(DataPlacement placement) {
+    return placement == DataPlacement::same_line ? "same-line" : "separate";
+}
+
 // The loop each thread runs (lockhammer's model): acquire, critical work touching
 // `shared_lines` shared cache lines, release, parallel work. Work is given in nanoseconds and
 // turned into calibrated busy-loop trips at start-up.
@@ -40,6 +51,7 @@ struct WorkSpec {
     std::uint64_t critical_ns = 0;
     std::uint64_t parallel_ns = 0;
     unsigned shared_lines = 1;
+    DataPlacement data = DataPlacement::separate;
 };
 
 // Everything a user asked for, after parsing and validation.

@@ -1,6 +1,7 @@
 // The trial runner with real threads: counts, exclusion check, watchdog, interrupt.
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -134,19 +135,71 @@ TEST(Trial, EveryLockExcludesWhenOversubscribed) {
     }
 }
 
-// The words the loop keeps next to the lock (the exclusion check's word without shared lines)
-// sit on the lock's own first cache line, in its tail padding: true of every lock in the catalog.
-TEST(Trial, NeighbourWordsShareTheLocksFirstCacheLine) {
-    for (const auto& lock : lock_catalog()) {
-        const LoopKernel& kernel = lock.kernel(lock.default_delay(), false);
-        void* storage = kernel.create_lock();
-        const auto offset = reinterpret_cast<std::uintptr_t>(kernel.neighbour_words(storage)) -
-                            reinterpret_cast<std::uintptr_t>(storage);
-        kernel.destroy_lock(storage);
-        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(storage) % arch::kCacheLine, 0u) << lock.name;
-        EXPECT_LE(offset + sizeof(NeighbourWords), arch::kCacheLine)
-            << lock.name << ": the lock fills its first cache line; its neighbour words start at "
-            << "byte " << offset;
+// The words the loop keeps next to the lock (the `--data same-line` datum, the exclusion
+// check's word without shared lines) share a cache line with the lock word, as the fields a
+// PostgreSQL spinlock protects do. The lock word is found as the first byte try_lock() writes;
+// LockSlot puts the words after the lock's last member, so a lock whose word is not on its last
+// used line would leave them elsewhere.
+template <template <arch::Delay> class L>
+void expect_neighbours_on_the_lock_words_line() {
+    using LockT = L<arch::Delay::none>;
+    if constexpr (locks::excludes<LockT>()) {
+        using Slot = LockSlot<LockT>;
+        alignas(Slot) unsigned char storage[sizeof(Slot)];
+        auto* slot = new (storage) Slot();
+        unsigned char before[sizeof(Slot)];
+        std::memcpy(before, storage, sizeof(Slot));
+        const auto words =
+            static_cast<std::size_t>(reinterpret_cast<unsigned char*>(&slot->words) - storage);
+        std::size_t written = sizeof(Slot);
+        {
+            typename LockT::Context context;
+            ASSERT_TRUE(slot->try_lock(context)) << LockT::kName;
+            for (std::size_t i = 0; i < sizeof(Slot) && written == sizeof(Slot); ++i)
+                if (storage[i] != before[i]) written = i;
+            slot->unlock(context);
+        }
+        slot->~Slot();
+        ASSERT_LT(written, sizeof(Slot)) << LockT::kName << ": try_lock wrote nothing";
+        EXPECT_EQ(written / arch::kCacheLine, words / arch::kCacheLine)
+            << LockT::kName << ": the lock word is at byte " << written
+            << ", the words next to the lock at byte " << words << ", on another cache line";
+    }
+}
+template <template <arch::Delay> class... Ls>
+void expect_neighbours_for_all(locks::LockList<Ls...>) {
+    (expect_neighbours_on_the_lock_words_line<Ls>(), ...);
+}
+
+TEST(Trial, NeighbourWordsShareTheLockWordsCacheLine) {
+    expect_neighbours_for_all(locks::AllLocks{});
+}
+
+// --data: with same-line the first datum (and so the exclusion check) is the word next to the
+// lock; with separate it is shared line 0. Run the loop itself, on this thread.
+TEST(Trial, DataPlacementPutsTheFirstDatumWhereAsked) {
+    const LoopKernel& kernel = find_lock("tas")->kernel(arch::Delay::none, false);
+    for (const bool on_lock : {true, false}) {
+        void* lock = kernel.create_lock();
+        std::atomic<bool> stop{false};
+        Progress progress;
+        SharedLine lines[2];
+        ThreadResult result;
+        LoopArgs args;
+        args.stop = &stop;
+        args.progress = &progress;
+        args.lines = lines;
+        args.line_count = 2;
+        args.first_line_on_lock = on_lock;
+        args.acquire_limit = 100;
+        args.result = &result;
+        kernel.run_loop(lock, args);
+        EXPECT_EQ(result.acquires, 100u);
+        EXPECT_EQ(kernel.neighbour_words(lock)->datum.load(), on_lock ? 100u : 0u) << on_lock;
+        EXPECT_EQ(lines[0].value.load(), on_lock ? 0u : 100u) << on_lock;
+        EXPECT_EQ(lines[1].value.load(), 100u) << on_lock;
+        EXPECT_EQ(result.overlaps, 0u);
+        kernel.destroy_lock(lock);
     }
 }
 
