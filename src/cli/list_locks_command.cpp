@@ -231,6 +231,10 @@ int list_locks_command(const std::vector<std::string>& args, const std::vector<s
         table.add_row({lock.name, delays, description});
     }
     std::cout << table.render();
+    if (arch::kArchName == "x86_64")
+        std::cout << "\npg13-slock, pg15-slock, pg18-slock and pg-slock differ only on arm64: on "
+                     "x86_64 every PostgreSQL\nrelease builds the same spinlock "
+                     "(docs/pg-slock.md).\n";
     std::cout << fmt::format(
         "\nDelay policies: none (tight loop), pause (x86 PAUSE), yield (aarch64 YIELD), isb "
         "(aarch64 ISB),\nwfe (aarch64: sleep on the lock word's exclusive monitor until it "

@@ -305,6 +305,47 @@ TEST_F(FlavourDisasm, McsTryLockPublishesItsNodeWithARelease) {
     }
 }
 
+// `lockprof list-locks --disasm NAME --delay DELAY`, captured.
+std::string list_locks_disasm(const std::string& name, const std::string& delay) {
+    std::ostringstream captured;
+    auto* old = std::cout.rdbuf(captured.rdbuf());
+    try {
+        cli::list_locks_command({"--disasm", name, "--delay", delay}, {});
+    } catch (...) {
+        std::cout.rdbuf(old);
+        throw;
+    }
+    std::cout.rdbuf(old);
+    return captured.str();
+}
+
+// The part of a list-locks --disasm listing that belongs to `lock` (up to the blank line).
+std::string section_of(const std::string& out, const std::string& lock) {
+    const std::size_t at = out.find(lock + " (delay ");
+    if (at == std::string::npos) return "<missing>";
+    return out.substr(at, out.find("\n\n", at) - at);
+}
+
+// PostgreSQL's TAS is __sync_lock_test_and_set in every release, not an acquire exchange: on
+// ARMv8.0 `ldxr; stxr; cbnz; dmb ish` (a plain exclusive load and a full barrier after), with LSE
+// `swpa`, with outline atomics the libgcc helper __aarch64_swp4_sync. The pg*-slock fast path
+// (S_LOCK's inlined TAS) must be that code, or it measures a different lock.
+TEST_F(FlavourDisasm, PgSlockTasIsSyncLockTestAndSet) {
+    for (const std::string lock : {"pg-slock", "pg13-slock", "pg15-slock", "pg18-slock"}) {
+        const std::string delay = lock == "pg13-slock" ? "none" : "isb";
+        const std::string out = list_locks_disasm(lock, delay);
+        const std::string llsc = section_of(out, lock + "@llsc");
+        const std::string lse = section_of(out, lock + "@lse");
+        const std::string outline = section_of(out, lock + "@outline");
+        std::printf("%s\n\n%s\n\n%s\n\n", llsc.c_str(), lse.c_str(), outline.c_str());
+        EXPECT_NE(llsc.find("atomics: ldxr, stxr"), std::string::npos) << llsc;
+        EXPECT_EQ(llsc.find("ldaxr"), std::string::npos) << lock << "@llsc: an acquire exchange";
+        EXPECT_NE(llsc.find("dmb ish"), std::string::npos) << lock << "@llsc: no dmb ish after TAS";
+        EXPECT_NE(lse.find("atomics: swpa"), std::string::npos) << lse;
+        EXPECT_NE(outline.find("atomics: bl __aarch64_swp4_sync"), std::string::npos) << outline;
+    }
+}
+
 // The user-facing view of the same code: `lockprof list-locks --disasm`.
 TEST_F(FlavourDisasm, ListLocksDisasmShowsEachFlavour) {
     std::ostringstream captured;

@@ -1,4 +1,5 @@
-// cas: compare-and-swap 0 -> 1, retried until it succeeds (the 2020 PostgreSQL arm64 patch).
+// cas: compare-and-swap 0 -> 1, retried until it succeeds: the arm64 patch proposed in the 2020
+// pgsql-hackers thread. PostgreSQL did not adopt it (18.4 still uses TAS, see pg_slock.hpp).
 //
 // On ARMv8.0 LL/SC the strong compare-exchange is `ldaxr; cmp; b.ne out; stxr`: when the lock
 // is held it leaves without storing, so waiters share the line instead of fighting for it.
@@ -16,7 +17,7 @@ template <Delay D>
 struct alignas(arch::kCacheLine) CasLock {
     static constexpr std::string_view kName = "cas";
     static constexpr std::string_view kDescription =
-        "compare-exchange 0->1 until it succeeds (the 2020 PostgreSQL arm64 patch)";
+        "compare-exchange 0->1 until it succeeds (the arm64 patch of the 2020 thread, unmerged)";
     static constexpr std::string_view kRmwNoun = "compare-and-swaps";
     static constexpr DelayMask kDelays = kStepDelays;
 

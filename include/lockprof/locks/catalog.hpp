@@ -21,9 +21,9 @@ namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS {
 template <template <Delay> class... Locks>
 struct LockList {};
 
-using AllLocks =
-    LockList<TasLock, TtasLock, CasLock, TtasCasLock, TasBackoffLock, TtasBackoffLock, TicketLock,
-             McsLock, ClhLock, PgSlockLock, PthreadSpinLock, PthreadMutexLock, EmptyLock>;
+using AllLocks = LockList<TasLock, TtasLock, CasLock, TtasCasLock, TasBackoffLock, TtasBackoffLock,
+                          TicketLock, McsLock, ClhLock, PgSlockLock, Pg13SlockLock, Pg15SlockLock,
+                          Pg18SlockLock, PthreadSpinLock, PthreadMutexLock, EmptyLock>;
 
 // Whether a lock provides mutual exclusion (all but the `empty` baseline).
 template <typename L>

@@ -1,8 +1,10 @@
-// tas: test-and-set by atomic exchange, retried until it returns "free".
+// tas: test-and-set by atomic exchange (acquire), retried until it returns "free".
 //
-// PostgreSQL's arm64 TAS before 2020 (__sync_lock_test_and_set). On ARMv8.0 the exchange is an
-// LL/SC loop `ldxr; stxr; cbnz` that stores even while the lock is held, so every waiting
-// thread keeps pulling the lock's cache line in exclusive state. With LSE it is one `swpa`.
+// The TAS-only spin of the 2020 thread: on ARMv8.0 the exchange is an LL/SC loop
+// `ldaxr; stxr; cbnz` that stores even while the lock is held, so every waiting thread keeps
+// pulling the lock's cache line in exclusive state. With LSE it is one `swpa`. PostgreSQL's own
+// arm64 TAS (every release) is __sync_lock_test_and_set, `ldxr; stxr; cbnz; dmb ish`: that and
+// its TAS_SPIN, delays and sleeps are pg13-slock and its siblings (pg_slock.hpp).
 #pragma once
 
 #include <atomic>
@@ -16,7 +18,7 @@ template <Delay D>
 struct alignas(arch::kCacheLine) TasLock {
     static constexpr std::string_view kName = "tas";
     static constexpr std::string_view kDescription =
-        "exchange until it returns free (PostgreSQL arm64 TAS before 2020)";
+        "exchange (acquire) until it returns free: a TAS-only spin (PostgreSQL's: pg*-slock)";
     static constexpr std::string_view kRmwNoun = "atomic exchanges";
     static constexpr DelayMask kDelays = kStepDelays;
 

@@ -1,5 +1,6 @@
 // ttas: test, then test-and-set. Waits with plain loads while the lock is held and only
-// exchanges once it has seen it free (PostgreSQL's TAS_SPIN on arm64 since 2020).
+// exchanges once it has seen it free: the shape of PostgreSQL's TAS_SPIN on x86_64 (every
+// release) and on arm64 from PostgreSQL 18.4 / 15.20 (pg18-slock models the real thing).
 #pragma once
 
 #include <atomic>
@@ -13,7 +14,7 @@ template <Delay D>
 struct alignas(arch::kCacheLine) TtasLock {
     static constexpr std::string_view kName = "ttas";
     static constexpr std::string_view kDescription =
-        "load until free, then exchange (PostgreSQL TAS_SPIN on arm64)";
+        "load until free, then exchange (TAS_SPIN's shape: PostgreSQL 18 on arm64, x86_64)";
     static constexpr std::string_view kRmwNoun = "atomic exchanges";
     static constexpr DelayMask kDelays = kWaitDelays;
 
