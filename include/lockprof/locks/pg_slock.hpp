@@ -186,9 +186,12 @@ struct alignas(arch::kCacheLine) PgSlock {
         nanosleep(&delay, nullptr);
     }
 
+    // ProcGlobal->spins_per_delay: read at a context's first slow path and folded back when it
+    // ends, twice per thread per trial, so it may share the lock's line. It comes first: the
+    // lock word is the last member, so the data the loop keeps beside a lock (LockSlot) sits
+    // right after it, as a PostgreSQL struct's fields sit beside its slock_t.
+    std::atomic<int> shared_spins_per_delay_{kDefaultSpinsPerDelay};
     Slock word_ = 0;
-    // ProcGlobal->spins_per_delay: touched only when a context starts and ends, on its own line.
-    alignas(arch::kCacheLine) std::atomic<int> shared_spins_per_delay_{kDefaultSpinsPerDelay};
 };
 
 template <Delay D>
