@@ -16,14 +16,16 @@ namespace {
 
 struct TrialFigures {
     double acquires = 0, per_second = 0, wall_per = 0, cpu_per = 0, ticks_per = 0, rmw_per = 0,
-           spins_per = 0, jain = 1, min_max = 1, cv = 0;
+           spins_per = 0, jain = 1, min_max = 1, cv = 0, critical_work = 0, parallel_work = 0;
 };
 
 TrialFigures figures_of(const workload::TrialResult& t) {
     TrialFigures f;
     double cpu = 0, rmw = 0, spins = 0;
-    std::vector<double> per_thread;
+    std::vector<double> per_thread, critical_work, parallel_work;
     for (const auto& th : t.threads) {
+        critical_work.push_back(th.critical_work_ns);
+        parallel_work.push_back(th.parallel_work_ns);
         f.acquires += static_cast<double>(th.acquires);
         cpu += static_cast<double>(th.cpu_ns);
         rmw += static_cast<double>(th.rmw_attempts);
@@ -40,6 +42,8 @@ TrialFigures figures_of(const workload::TrialResult& t) {
     f.jain = jain_index(per_thread);
     f.min_max = min_max_ratio(per_thread);
     f.cv = coefficient_of_variation(per_thread);
+    f.critical_work = median(critical_work);
+    f.parallel_work = median(parallel_work);
     return f;
 }
 
@@ -103,6 +107,8 @@ std::vector<CellSummary> summarize(const workload::RunResult& run) {
         s.ticks_per_acquire = collect(&TrialFigures::ticks_per);
         s.rmw_per_acquire = collect(&TrialFigures::rmw_per);
         s.spins_per_acquire = collect(&TrialFigures::spins_per);
+        s.critical_work_ns = collect(&TrialFigures::critical_work);
+        s.parallel_work_ns = collect(&TrialFigures::parallel_work);
         s.jain = collect(&TrialFigures::jain);
         s.min_max = collect(&TrialFigures::min_max);
         s.cv = collect(&TrialFigures::cv);

@@ -55,7 +55,8 @@ po::options_description workload_options() {
         ("acquires,n", po::value<std::string>(),
          "instead of --duration, stop each thread after this many acquires (50000, 50k)")
         ("critical-ns", po::value<std::string>()->default_value("0"),
-         "busy work inside the critical section, in nanoseconds (calibrated at start-up)")
+         "busy work inside the critical section, in nanoseconds; each worker calibrates it "
+         "after pinning, all at once, and the table's workload line shows what it measured")
         ("parallel-ns", po::value<std::string>()->default_value("0"),
          "busy work outside the lock between acquires, in nanoseconds")
         ("shared-lines", po::value<std::string>()->default_value("1"),

@@ -73,6 +73,11 @@ json thread_json(const workload::ThreadResult& t) {
               {"overlaps", t.overlaps},
               {"rmw_attempts", t.rmw_attempts},
               {"spin_iterations", t.spin_iterations},
+              {"burn_iterations_per_ns", t.burn_iterations_per_ns},
+              {"critical_iterations", t.critical_iterations},
+              {"parallel_iterations", t.parallel_iterations},
+              {"critical_work_ns", t.critical_work_ns},
+              {"parallel_work_ns", t.parallel_work_ns},
               {"cpu_ns", t.cpu_ns},
               {"start_ns", t.start_ns},
               {"end_ns", t.end_ns}};
@@ -175,6 +180,8 @@ json summary_json(const analysis::CellSummary& s) {
               {"ticks_per_acquire", spread_json(s.ticks_per_acquire)},
               {"rmw_per_acquire", spread_json(s.rmw_per_acquire)},
               {"spins_per_acquire", spread_json(s.spins_per_acquire)},
+              {"critical_work_ns", spread_json(s.critical_work_ns)},
+              {"parallel_work_ns", spread_json(s.parallel_work_ns)},
               {"fairness",
                {{"jain_index", spread_json(s.jain)},
                 {"min_max_ratio", spread_json(s.min_max)},
@@ -330,6 +337,12 @@ workload::RunResult result_from_json(const json& doc) {
                 t.overlaps = jth.value("overlaps", std::uint64_t{0});
                 t.rmw_attempts = jth.at("rmw_attempts");
                 t.spin_iterations = jth.at("spin_iterations");
+                // Per-worker calibration; files written before it have none (0).
+                t.burn_iterations_per_ns = jth.value("burn_iterations_per_ns", 0.0);
+                t.critical_iterations = jth.value("critical_iterations", std::uint64_t{0});
+                t.parallel_iterations = jth.value("parallel_iterations", std::uint64_t{0});
+                t.critical_work_ns = jth.value("critical_work_ns", 0.0);
+                t.parallel_work_ns = jth.value("parallel_work_ns", 0.0);
                 t.cpu_ns = jth.at("cpu_ns");
                 t.start_ns = jth.at("start_ns");
                 t.end_ns = jth.at("end_ns");

@@ -40,7 +40,25 @@ const analysis::DerivedMetric* find_derived(const analysis::CellSummary& s,
     return nullptr;
 }
 
-std::string workload_line(const workload::RunResult& run) {
+// " (measured 98.7 ns)", or a range over the cells: what the workers' calibrated work took,
+// next to the nanoseconds asked for. "" when none was asked for or nothing ran.
+std::string measured_work(std::uint64_t requested,
+                          const std::vector<analysis::CellSummary>& summaries,
+                          analysis::Spread analysis::CellSummary::*figure) {
+    if (requested == 0) return "";
+    double low = 1e300, high = 0;
+    for (const auto& s : summaries) {
+        if (s.trials == 0) continue;
+        low = std::min(low, (s.*figure).median);
+        high = std::max(high, (s.*figure).median);
+    }
+    if (high == 0) return "";
+    const std::string from = fmt::format("{:.1f}", low), to = fmt::format("{:.1f}", high);
+    return fmt::format(" (measured {} ns)", from == to ? from : from + "-" + to);
+}
+
+std::string workload_line(const workload::RunResult& run,
+                          const std::vector<analysis::CellSummary>& summaries) {
     const auto& s = run.spec;
     std::string stop =
         s.duration_ns
@@ -52,9 +70,12 @@ std::string workload_line(const workload::RunResult& run) {
             ? (s.work.shared_lines == 1 ? " on the lock's line" : ", the first on the lock's line")
             : " apart from the lock";
     return fmt::format(
-        "workload: {}, {} trial{}, critical {} ns on {} shared line{}{}, parallel {} ns, pin {}{}",
-        stop, s.trials, s.trials == 1 ? "" : "s", s.work.critical_ns, s.work.shared_lines,
-        s.work.shared_lines == 1 ? "" : "s", placement, s.work.parallel_ns,
+        "workload: {}, {} trial{}, critical {} ns{} on {} shared line{}{}, parallel {} ns{}, pin "
+        "{}{}",
+        stop, s.trials, s.trials == 1 ? "" : "s", s.work.critical_ns,
+        measured_work(s.work.critical_ns, summaries, &analysis::CellSummary::critical_work_ns),
+        s.work.shared_lines, s.work.shared_lines == 1 ? "" : "s", placement, s.work.parallel_ns,
+        measured_work(s.work.parallel_ns, summaries, &analysis::CellSummary::parallel_work_ns),
         workload::pin_mode_name(s.pin.mode),
         s.warmup_ns ? fmt::format(", warm-up {}", format_duration(static_cast<double>(s.warmup_ns)))
                     : "");
@@ -73,7 +94,7 @@ std::string render_table(const workload::RunResult& run,
     out +=
         fmt::format("build: {} {}{}; kernel {}\n", p.compiler, p.build_type,
                     p.assertions ? ", ASSERTIONS ON (numbers not representative)" : "", p.kernel);
-    out += workload_line(run) + "\n";
+    out += workload_line(run, summaries) + "\n";
 
     const auto events = event_names(summaries);
     bool any_latency = false;
@@ -188,7 +209,7 @@ std::string render_csv(const workload::RunResult& run,
         "latency_p50_ns,latency_p99_ns,latency_p99_9_ns,latency_max_ns,"
         "baseline,throughput_ratio,within_noise,"
         // Added after the columns above, whose positions scripts may rely on.
-        "overlaps";
+        "overlaps,critical_work_ns,parallel_work_ns";
     for (const auto& e : events)
         out += ",event_" + e + "_per_acquire,event_" + e + "_running_fraction";
     const auto derived = derived_columns(summaries);
@@ -220,7 +241,8 @@ std::string render_csv(const workload::RunResult& run,
                 s.comparison->single_trial ? "" : (s.comparison->within_noise ? "1" : "0"));
         else
             out += ",,,";
-        out += fmt::format(",{}", c.overlaps);
+        out += fmt::format(",{},{},{}", c.overlaps, s.critical_work_ns.median,
+                           s.parallel_work_ns.median);
         for (const auto& name : events) {
             auto it = std::find_if(s.events.begin(), s.events.end(),
                                    [&](const auto& e) { return e.event == name; });

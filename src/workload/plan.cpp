@@ -29,10 +29,6 @@ TrialSpec Plan::trial_spec(const PlannedCell& cell, std::uint64_t trial) const {
     t.duration_ns = spec.duration_ns;
     t.acquires_per_thread = spec.acquires_per_thread;
     t.work = spec.work;
-    t.critical_iterations = static_cast<std::uint64_t>(std::llround(
-        static_cast<double>(spec.work.critical_ns) * calibration.burn_iterations_per_ns));
-    t.parallel_iterations = static_cast<std::uint64_t>(std::llround(
-        static_cast<double>(spec.work.parallel_ns) * calibration.burn_iterations_per_ns));
     t.cpu_of_thread = assign_cpus(spec.pin, cell.threads, cpus);
     t.latency = spec.latency;
     t.seed = spec.seed + trial;
@@ -92,19 +88,55 @@ Plan make_plan(const RunSpec& spec, const Calibration& calibration) {
     return plan;
 }
 
-Calibration calibrate() {
-    using Clock = std::chrono::steady_clock;
-    Calibration c;
-    // burn(): best of several timed runs, so a preempted run does not make work look slow.
-    constexpr std::uint64_t kTrips = 2'000'000;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Nanoseconds `repeat` calls of burn(trips) take: the best of `runs` timed runs, so a run that
+// was preempted or interrupted does not make the work look slow.
+double best_burn_ns(std::uint64_t trips, std::uint64_t repeat, int runs) {
     double best_ns = 1e300;
-    for (int i = 0; i < 7; ++i) {
+    for (int i = 0; i < runs; ++i) {
         const auto start = Clock::now();
-        arch::burn(kTrips);
+        for (std::uint64_t r = 0; r < repeat; ++r) arch::burn(trips);
         const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
         best_ns = std::min(best_ns, ns);
     }
-    c.burn_iterations_per_ns = static_cast<double>(kTrips) / std::max(best_ns, 1.0);
+    return std::max(best_ns, 1.0);
+}
+
+// Trips per nanosecond of burn(); kTrips take some 0.1 ms, long against the clock's cost.
+double burn_rate() {
+    constexpr std::uint64_t kTrips = 300'000;
+    return static_cast<double>(kTrips) / best_burn_ns(kTrips, 1, 7);
+}
+
+// How long one burn(trips) takes: enough repetitions for some 0.1 ms per timed run.
+double burn_duration_ns(std::uint64_t trips) {
+    if (trips == 0) return 0;
+    const std::uint64_t repeat = std::max<std::uint64_t>(1, 300'000 / trips);
+    return best_burn_ns(trips, repeat, 5) / static_cast<double>(repeat);
+}
+
+std::uint64_t trips_for(std::uint64_t ns, double rate) {
+    return static_cast<std::uint64_t>(std::llround(static_cast<double>(ns) * rate));
+}
+
+}  // namespace
+
+WorkCalibration calibrate_work(const WorkSpec& work) {
+    WorkCalibration c;
+    c.burn_iterations_per_ns = burn_rate();
+    c.critical_iterations = trips_for(work.critical_ns, c.burn_iterations_per_ns);
+    c.parallel_iterations = trips_for(work.parallel_ns, c.burn_iterations_per_ns);
+    c.critical_ns = burn_duration_ns(c.critical_iterations);
+    c.parallel_ns = burn_duration_ns(c.parallel_iterations);
+    return c;
+}
+
+Calibration calibrate() {
+    Calibration c;
+    c.burn_iterations_per_ns = burn_rate();
 
     const auto start = Clock::now();
     const std::uint64_t start_ticks = arch::ticks();

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/workload/plan.hpp"
 
 namespace lockprof::workload {
 namespace {
@@ -49,6 +50,7 @@ struct TrialState {
     std::unique_ptr<std::atomic<bool>[]> finished_flags;
     std::atomic<unsigned> finished{0};
     std::atomic<unsigned> awake{0};
+    std::atomic<unsigned> calibrated{0};  // workers done calibrating; all: the window opens
 
     std::mutex gate_mutex;
     std::condition_variable gate;
@@ -93,6 +95,18 @@ void* worker_main(void* raw) {
     s.awake.fetch_add(1, std::memory_order_acq_rel);
     while (s.awake.load(std::memory_order_acquire) < s.spec->threads) sched_yield();
 
+    // Calibrate the busy work here, on this worker's CPU, while every other worker does the
+    // same: what one thread measures alone at start-up (no sibling busy, another frequency)
+    // is not what the trial runs.
+    const WorkCalibration work = calibrate_work(s.spec->work);
+    result.burn_iterations_per_ns = work.burn_iterations_per_ns;
+    result.critical_iterations = work.critical_iterations;
+    result.parallel_iterations = work.parallel_iterations;
+    result.critical_work_ns = work.critical_ns;
+    result.parallel_work_ns = work.parallel_ns;
+    s.calibrated.fetch_add(1, std::memory_order_acq_rel);
+    while (s.calibrated.load(std::memory_order_acquire) < s.spec->threads) sched_yield();
+
     for (auto& instrument : instruments) instrument->start();
     result.start_ns = since_ns(s.release_time);
     s.start_ticks[index] = arch::ticks();
@@ -105,8 +119,8 @@ void* worker_main(void* raw) {
     loop.line_count = s.spec->work.shared_lines;
     loop.first_line_on_lock = s.spec->work.data == DataPlacement::same_line;
     loop.acquire_limit = s.spec->acquires_per_thread.value_or(UINT64_MAX);
-    loop.critical_iterations = s.spec->critical_iterations;
-    loop.parallel_iterations = s.spec->parallel_iterations;
+    loop.critical_iterations = work.critical_iterations;
+    loop.parallel_iterations = work.parallel_iterations;
     // Distinct, non-zero xorshift seeds per thread, derived from --seed and the trial.
     loop.seed = (s.spec->seed * 0x9E3779B97F4A7C15ull + index) | 1;
     loop.result = &result;
@@ -202,9 +216,12 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
 
     TrialOutcome outcome;
     std::vector<std::uint64_t> last_seen(n, 0);
-    std::vector<Clock::time_point> last_change(n, state->release_time);
+    // The duration and the watchdog count from when every worker has calibrated its work.
+    bool started = false;
+    Clock::time_point start_time = state->release_time;
+    std::vector<Clock::time_point> last_change(n, start_time);
     std::uint64_t last_total = 0;
-    Clock::time_point last_total_change = state->release_time;
+    Clock::time_point last_total_change = start_time;
     while (state->finished.load(std::memory_order_acquire) < n) {
         std::this_thread::sleep_for(poll);
         const auto now = Clock::now();
@@ -212,8 +229,14 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
             outcome.interrupted = true;
             state->stop.store(true);
         }
+        if (!started) {
+            if (state->calibrated.load(std::memory_order_acquire) < n) continue;
+            started = true;
+            start_time = last_total_change = now;
+            std::fill(last_change.begin(), last_change.end(), now);
+        }
         if (spec.duration_ns && !state->stop.load() &&
-            now - state->release_time >= std::chrono::nanoseconds(*spec.duration_ns))
+            now - start_time >= std::chrono::nanoseconds(*spec.duration_ns))
             state->stop.store(true);
 
         std::uint64_t total = 0;

@@ -42,7 +42,11 @@ struct CellSummary {
     Spread ticks_per_acquire;    // tick counter (TSC / CNTVCT) over the window / acquires
     Spread rmw_per_acquire;      // atomic read-modify-writes per acquire
     Spread spins_per_acquire;    // polls of a held lock per acquire
-    Spread jain;                 // fairness of per-thread acquires
+    // The busy work as the workers measured it after calibrating (ns per execution of the
+    // calibrated critical / parallel work; median over threads, per trial). 0: none asked for.
+    Spread critical_work_ns;
+    Spread parallel_work_ns;
+    Spread jain;  // fairness of per-thread acquires
     Spread min_max;
     Spread cv;
     std::optional<LatencySummary> latency;  // all trials merged

@@ -35,4 +35,19 @@ Plan make_plan(const RunSpec& spec, const Calibration& calibration);
 // Measures burn() speed and the tick rate (a few tens of milliseconds).
 Calibration calibrate();
 
+// The busy work of a trial as one worker calibrated it, on its own CPU.
+struct WorkCalibration {
+    double burn_iterations_per_ns = 0;
+    std::uint64_t critical_iterations = 0;  // burn() trips for WorkSpec::critical_ns
+    std::uint64_t parallel_iterations = 0;  // ... and for parallel_ns
+    double critical_ns = 0;  // how long burn(critical_iterations) then took: best of several
+    double parallel_ns = 0;  // ... and burn(parallel_iterations)
+};
+
+// Measures burn() speed on the calling thread, turns the requested work into trips and times
+// the result (about a millisecond). The trial runs it in every worker at once, after pinning,
+// so frequency, SMT siblings and the neighbours' load are those of the measurement (as
+// lockhammer calibrates).
+WorkCalibration calibrate_work(const WorkSpec& work);
+
 }  // namespace lockprof::workload

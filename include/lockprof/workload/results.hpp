@@ -131,6 +131,11 @@ struct ThreadResult {
     std::uint64_t overlaps = 0;
     std::uint64_t rmw_attempts = 0;
     std::uint64_t spin_iterations = 0;
+    // The busy work as this worker calibrated it after pinning, all workers at once
+    // (workload::calibrate_work): burn() speed, trips, and the measured duration of each.
+    double burn_iterations_per_ns = 0;
+    std::uint64_t critical_iterations = 0, parallel_iterations = 0;
+    double critical_work_ns = 0, parallel_work_ns = 0;
     std::uint64_t cpu_ns = 0;    // CLOCK_THREAD_CPUTIME_ID over the measured window
     std::uint64_t start_ns = 0;  // window start, relative to the trial's release
     std::uint64_t end_ns = 0;    // window end, relative to the trial's release

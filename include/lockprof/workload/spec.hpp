@@ -70,7 +70,9 @@ struct RunSpec {
     std::uint64_t watchdog_ns = 10'000'000'000;  // no progress for this long ends the run
 };
 
-// Calibration of the machine, measured once at start-up.
+// Calibration of the machine, measured once at start-up on the main thread. The busy work of
+// each trial is calibrated again by every worker (ThreadResult); burn_iterations_per_ns here is
+// the main thread's figure, kept for reference.
 struct Calibration {
     double burn_iterations_per_ns = 0;  // arch::burn() trips per nanosecond
     double ticks_per_ns = 0;            // arch::ticks() per nanosecond
@@ -82,10 +84,8 @@ struct TrialSpec {
     arch::Delay delay = arch::Delay::none;
     std::optional<std::uint64_t> duration_ns;
     std::optional<std::uint64_t> acquires_per_thread;
-    WorkSpec work;
-    std::uint64_t critical_iterations = 0;  // burn() trips for work.critical_ns
-    std::uint64_t parallel_iterations = 0;  // burn() trips for work.parallel_ns
-    std::vector<int> cpu_of_thread;         // empty: not pinned
+    WorkSpec work;                   // each worker calibrates it into burn() trips
+    std::vector<int> cpu_of_thread;  // empty: not pinned
     bool latency = false;
     std::uint64_t seed = 1;
     std::uint64_t watchdog_ns = 10'000'000'000;

@@ -1,5 +1,7 @@
 #include "lockprof/workload/plan.hpp"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "lockprof/common/error.hpp"
@@ -59,14 +61,29 @@ TEST(Plan, RefusesDelaysALockDoesNotAccept) {
     }
 }
 
-TEST(Plan, WorkIsCalibratedIntoIterations) {
+TEST(Plan, TrialsCarryTheWorkInNanoseconds) {
     RunSpec spec = basic();
     spec.work.critical_ns = 100;
     spec.work.parallel_ns = 50;
     Plan plan = make_plan(spec, {2.0, 1.0});
     const TrialSpec trial = plan.trial_spec(plan.cells[0], 0);
-    EXPECT_EQ(trial.critical_iterations, 200u);
-    EXPECT_EQ(trial.parallel_iterations, 100u);
+    EXPECT_EQ(trial.work.critical_ns, 100u);  // each worker calibrates it (calibrate_work)
+    EXPECT_EQ(trial.work.parallel_ns, 50u);
+}
+
+TEST(Plan, CalibrateWorkTurnsNanosecondsIntoTripsAndTimesThem) {
+    WorkSpec work;
+    work.critical_ns = 2000;
+    const WorkCalibration c = calibrate_work(work);
+    EXPECT_GT(c.burn_iterations_per_ns, 0);
+    EXPECT_EQ(c.critical_iterations,
+              static_cast<std::uint64_t>(std::llround(2000 * c.burn_iterations_per_ns)));
+    EXPECT_EQ(c.parallel_iterations, 0u);
+    EXPECT_EQ(c.parallel_ns, 0);  // no work: nothing timed
+    // The measured duration of the calibrated work: near what was asked for (wide bounds, the
+    // best of several runs; not a timing assertion).
+    EXPECT_GT(c.critical_ns, 500);
+    EXPECT_LT(c.critical_ns, 8000);
 }
 
 TEST(Pinning, CompactScatterAndLists) {

@@ -1,5 +1,6 @@
 // The trial runner with real threads: counts, exclusion check, watchdog, interrupt.
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -217,6 +218,28 @@ TEST(Trial, DurationModeStopsAndCountsEveryThread) {
     EXPECT_GT(outcome.result.wall_ns, 50'000'000u);
 }
 
+// The trial turns the requested nanoseconds into work itself, in each worker after pinning:
+// a spec that only names nanoseconds runs that long.
+TEST(Trial, EachWorkerCalibratesTheWork) {
+    RunControl control;
+    TrialSpec spec = small_spec(2, 200);
+    spec.work.critical_ns = 2000;
+    spec.work.parallel_ns = 1000;
+    const TrialOutcome outcome = run_trial(*find_lock("ticket"), spec, control);
+    // 400 critical sections of 2 us one after the other: at least 0.8 ms (a floor, not a
+    // timing assertion).
+    EXPECT_GT(outcome.result.wall_ns, 400u * 2000u) << "the critical work did not run";
+    for (const auto& t : outcome.result.threads) {
+        EXPECT_GT(t.burn_iterations_per_ns, 0) << t.index;
+        EXPECT_EQ(t.critical_iterations,
+                  static_cast<std::uint64_t>(std::llround(2000 * t.burn_iterations_per_ns)));
+        EXPECT_EQ(t.parallel_iterations,
+                  static_cast<std::uint64_t>(std::llround(1000 * t.burn_iterations_per_ns)));
+        EXPECT_GT(t.critical_work_ns, 0) << t.index;
+        EXPECT_GT(t.parallel_work_ns, 0) << t.index;
+    }
+}
+
 TEST(Trial, LatencyHistogramRecordsEveryAcquire) {
     RunControl control;
     TrialSpec spec = small_spec(2, 1000);
@@ -240,7 +263,8 @@ TEST(Trial, DetectsALockThatDoesNotExclude) {
 
 // Whether the exclusion check sees the overlaps a lock admitting two holders lets in: with no
 // critical work (the window to catch them is a few instructions wide), with long critical work
-// (3,000 burn trips: the old back-to-back load and store of line 0 saw 63 of 357,416), and
+// (1 us, some 3,000 burn trips: the old back-to-back load and store of line 0 saw 22 of
+// 186,107 here), and
 // with no shared data lines at all (the old check then looked at nothing).
 TEST(Trial, DetectsTwoHolders) {
     // On one CPU the lock's count of overlapping entries is all entries made while the other
@@ -253,26 +277,26 @@ TEST(Trial, DetectsTwoHolders) {
     lock.excludes = true;  // claims to exclude, like a buggy lock would
     struct Case {
         unsigned lines;
-        std::uint64_t critical_iterations;
+        std::uint64_t critical_ns;
         unsigned detected_per_100;  // the least share of overlapping entries the check must see
     };
     // Seen on the 2-core development VM: 20-30% without critical work (7-10% while a build ran
     // on both cores), over 100% with it (one overlap can show as an overlap and a lost update).
-    for (const Case c : {Case{1, 0, 1}, Case{0, 0, 1}, Case{1, 3000, 50}, Case{0, 3000, 50}}) {
+    for (const Case c : {Case{1, 0, 1}, Case{0, 0, 1}, Case{1, 1000, 50}, Case{0, 1000, 50}}) {
         TrialSpec spec = small_spec(2, 0);
         spec.cpu_of_thread = {cpus[0].cpu, cpus[1].cpu};
         spec.acquires_per_thread.reset();
         spec.duration_ns = 150'000'000;
         spec.work.shared_lines = c.lines;
-        spec.critical_iterations = c.critical_iterations;
+        spec.work.critical_ns = c.critical_ns;
         TwoHolders<arch::Delay::none>::overlapping_entries = 0;
         const TrialOutcome outcome = run_trial(lock, spec, control);
         const std::uint64_t overlapping = TwoHolders<arch::Delay::none>::overlapping_entries;
         const std::uint64_t detected = outcome.overlaps + outcome.lost_updates;
         std::printf(
-            "[ EXCLUSION] %u shared line(s), %llu critical trips: %llu overlapping entries, "
+            "[ EXCLUSION] %u shared line(s), critical %llu ns: %llu overlapping entries, "
             "%llu detected (%llu overlaps, %llu updates lost)\n",
-            c.lines, static_cast<unsigned long long>(c.critical_iterations),
+            c.lines, static_cast<unsigned long long>(c.critical_ns),
             static_cast<unsigned long long>(overlapping), static_cast<unsigned long long>(detected),
             static_cast<unsigned long long>(outcome.overlaps),
             static_cast<unsigned long long>(outcome.lost_updates));
@@ -281,10 +305,10 @@ TEST(Trial, DetectsTwoHolders) {
             std::printf("[ EXCLUSION] too few overlaps to judge the check\n");
             continue;
         }
-        EXPECT_GT(detected, 0u) << c.lines << " line(s), " << c.critical_iterations
-                                << " trips: two holders went unnoticed";
+        EXPECT_GT(detected, 0u) << c.lines << " line(s), " << c.critical_ns
+                                << " ns: two holders went unnoticed";
         EXPECT_GE(detected * 100, overlapping * c.detected_per_100)
-            << c.lines << " line(s), " << c.critical_iterations << " trips: the check saw fewer "
+            << c.lines << " line(s), " << c.critical_ns << " ns: the check saw fewer "
             << "than " << c.detected_per_100 << "% of the overlapping entries";
     }
 }
