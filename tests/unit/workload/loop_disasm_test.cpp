@@ -8,6 +8,7 @@
 // store-exclusive of an ldaxr/stxr pair, swpa, or the call to libgcc's __aarch64_swp4_acq
 // (outline atomics); the release store is the store of 0 to the lock word on x86 and stlr on
 // aarch64.
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -157,6 +158,10 @@ TEST(MeasuredLoopCode, LatencyRecordsOutsideTheCriticalSection) {
             stores += is_store(i);
         }
         for (const auto& i : plain.code) plain_stores += is_store(i);
+        std::printf(
+            "[ LOOP     ] tas %s: %zu instructions between the atomic and the release, "
+            "%u stores (%u without --latency)\n",
+            key.c_str(), section.code.size(), stores, plain_stores);
         EXPECT_LE(stores, plain_stores)
             << "the latency loop stores more while holding the lock than the throughput loop "
                "(histogram updates before the release?)\nwith --latency:\n"
