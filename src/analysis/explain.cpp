@@ -545,8 +545,9 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
             d.inconclusive = true;
             d.findings.push_back(
                 {"inconclusive",
-                 "inconclusive: no measured difference between them that the evidence explains "
-                 "(more --trials, --sample or PMU --event counts would tell more)",
+                 "inconclusive: neither the throughput nor a counted event or sample tells "
+                 "them apart beyond noise (more --trials, --sample or PMU --event counts would "
+                 "tell more)",
                  false});
         } else if (!explained && !counted && !sampled) {
             d.findings.push_back(

@@ -145,6 +145,21 @@ TEST(Explain, SingleTrialGivesNoNoiseEstimate) {
     EXPECT_TRUE(d.inconclusive);
 }
 
+// The emulated arm64 system's run: one trial, cycles and instructions counted and different.
+// The closing line must not deny the differences the findings above it state.
+TEST(Explain, SingleTrialWithCountedEventsDoesNotDenyTheirDifference) {
+    auto tas = cell("tas@llsc", "tas", 1, {35.6e6}, 1.0, 0.0);
+    auto cas = cell("cas@llsc", "cas", 1, {32.2e6}, 1.0, 0.0);
+    tas.events_per_acquire = {{"cycles", spread({28})}, {"instructions", spread({28})}};
+    cas.events_per_acquire = {{"cycles", spread({31})}, {"instructions", spread({31})}};
+    const auto d = explain({tas, cas})[0];
+    const auto text = all_text(d);
+    EXPECT_NE(text.find("31 instructions per acquire, tas@llsc 28"), std::string::npos) << text;
+    EXPECT_TRUE(d.inconclusive);
+    EXPECT_EQ(text.find("no measured difference"), std::string::npos) << text;
+    EXPECT_NE(text.find("beyond noise"), std::string::npos) << text;
+}
+
 TEST(Explain, FewSamplesMakeNoInstructionClaim) {
     auto tas = arm_tas();
     auto cas = arm_cas();
