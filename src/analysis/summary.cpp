@@ -16,12 +16,13 @@ namespace {
 
 struct TrialFigures {
     double acquires = 0, per_second = 0, wall_per = 0, cpu_per = 0, ticks_per = 0, rmw_per = 0,
-           spins_per = 0, jain = 1, min_max = 1, cv = 0, critical_work = 0, parallel_work = 0;
+           spins_per = 0, sleeps_per = 0, jain = 1, min_max = 1, cv = 0, critical_work = 0,
+           parallel_work = 0;
 };
 
 TrialFigures figures_of(const workload::TrialResult& t) {
     TrialFigures f;
-    double cpu = 0, rmw = 0, spins = 0;
+    double cpu = 0, rmw = 0, spins = 0, sleeps = 0;
     std::vector<double> per_thread, critical_work, parallel_work;
     for (const auto& th : t.threads) {
         critical_work.push_back(th.critical_work_ns);
@@ -30,6 +31,7 @@ TrialFigures figures_of(const workload::TrialResult& t) {
         cpu += static_cast<double>(th.cpu_ns);
         rmw += static_cast<double>(th.rmw_attempts);
         spins += static_cast<double>(th.spin_iterations);
+        sleeps += static_cast<double>(th.sleeps);
         per_thread.push_back(static_cast<double>(th.acquires));
     }
     const double acquires = std::max(f.acquires, 1.0);
@@ -39,6 +41,7 @@ TrialFigures figures_of(const workload::TrialResult& t) {
     f.ticks_per = static_cast<double>(t.ticks) / acquires;
     f.rmw_per = rmw / acquires;
     f.spins_per = spins / acquires;
+    f.sleeps_per = sleeps / acquires;
     f.jain = jain_index(per_thread);
     f.min_max = min_max_ratio(per_thread);
     f.cv = coefficient_of_variation(per_thread);
@@ -107,6 +110,7 @@ std::vector<CellSummary> summarize(const workload::RunResult& run) {
         s.ticks_per_acquire = collect(&TrialFigures::ticks_per);
         s.rmw_per_acquire = collect(&TrialFigures::rmw_per);
         s.spins_per_acquire = collect(&TrialFigures::spins_per);
+        s.sleeps_per_acquire = collect(&TrialFigures::sleeps_per);
         s.critical_work_ns = collect(&TrialFigures::critical_work);
         s.parallel_work_ns = collect(&TrialFigures::parallel_work);
         s.jain = collect(&TrialFigures::jain);

@@ -73,6 +73,7 @@ json thread_json(const workload::ThreadResult& t) {
               {"overlaps", t.overlaps},
               {"rmw_attempts", t.rmw_attempts},
               {"spin_iterations", t.spin_iterations},
+              {"sleeps", t.sleeps},
               {"burn_iterations_per_ns", t.burn_iterations_per_ns},
               {"critical_iterations", t.critical_iterations},
               {"parallel_iterations", t.parallel_iterations},
@@ -180,6 +181,7 @@ json summary_json(const analysis::CellSummary& s) {
               {"ticks_per_acquire", spread_json(s.ticks_per_acquire)},
               {"rmw_per_acquire", spread_json(s.rmw_per_acquire)},
               {"spins_per_acquire", spread_json(s.spins_per_acquire)},
+              {"sleeps_per_acquire", spread_json(s.sleeps_per_acquire)},
               {"critical_work_ns", spread_json(s.critical_work_ns)},
               {"parallel_work_ns", spread_json(s.parallel_work_ns)},
               {"fairness",
@@ -337,6 +339,7 @@ workload::RunResult result_from_json(const json& doc) {
                 t.overlaps = jth.value("overlaps", std::uint64_t{0});
                 t.rmw_attempts = jth.at("rmw_attempts");
                 t.spin_iterations = jth.at("spin_iterations");
+                t.sleeps = jth.value("sleeps", std::uint64_t{0});  // older files: none counted
                 // Per-worker calibration; files written before it have none (0).
                 t.burn_iterations_per_ns = jth.value("burn_iterations_per_ns", 0.0);
                 t.critical_iterations = jth.value("critical_iterations", std::uint64_t{0});

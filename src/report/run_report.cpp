@@ -100,12 +100,19 @@ std::string render_table(const workload::RunResult& run,
     bool any_latency = false;
     for (const auto& s : summaries) any_latency |= s.latency.has_value();
 
-    std::vector<std::string> header = {"lock",      "delay",      "acquires/s", "spread",
-                                       "ns/acq",    "cpu ns/acq", "ticks/acq",  "rmw/acq",
-                                       "spins/acq", "fairness"};
+    // Sleeps only where some lock slept (pg-slock): a column of zeros for the others is noise.
+    bool any_sleeps = false;
+    for (const auto& s : summaries) any_sleeps |= s.trials > 0 && s.sleeps_per_acquire.max > 0;
+
+    std::vector<std::string> header = {"lock",      "delay",   "acquires/s",
+                                       "spread",    "ns/acq",  "cpu ns/acq",
+                                       "ticks/acq", "rmw/acq", "spins/acq"};
     using A = TextTable::Align;
     std::vector<A> align = {A::left,  A::left,  A::right, A::right, A::right,
-                            A::right, A::right, A::right, A::right, A::right};
+                            A::right, A::right, A::right, A::right};
+    if (any_sleeps) header.push_back("sleeps/acq"), align.push_back(A::right);
+    header.push_back("fairness");
+    align.push_back(A::right);
     if (any_latency)
         for (const char* h : {"p50", "p99", "p99.9", "max"})
             header.push_back(h), align.push_back(A::right);
@@ -138,6 +145,7 @@ std::string render_table(const workload::RunResult& run,
         row.push_back(number(s.ticks_per_acquire.median));
         row.push_back(number(s.rmw_per_acquire.median));
         row.push_back(number(s.spins_per_acquire.median));
+        if (any_sleeps) row.push_back(number(s.sleeps_per_acquire.median));
         row.push_back(fmt::format("{:.3f}", s.jain.median));
         if (any_latency) {
             if (s.latency) {
@@ -192,6 +200,8 @@ std::string render_table(const workload::RunResult& run,
         "acquires;\ncpu ns/acq: CPU time of all threads / acquires; rmw/acq: atomic "
         "read-modify-writes per acquire;\nspins/acq: polls of a held lock per acquire; "
         "fairness: Jain's index of per-thread acquires (1 = equal).\n";
+    if (any_sleeps)
+        out += "sleeps/acq: times a waiter gave up its CPU (pg-slock's pg_usleep) per acquire.\n";
     for (const auto& note : run.notes) out += "note: " + note + "\n";
     if (run.interrupted) out += "INTERRUPTED: results above cover only the trials that finished.\n";
     return out;
@@ -209,7 +219,7 @@ std::string render_csv(const workload::RunResult& run,
         "latency_p50_ns,latency_p99_ns,latency_p99_9_ns,latency_max_ns,"
         "baseline,throughput_ratio,within_noise,"
         // Added after the columns above, whose positions scripts may rely on.
-        "overlaps,critical_work_ns,parallel_work_ns";
+        "overlaps,critical_work_ns,parallel_work_ns,sleeps_per_acquire";
     for (const auto& e : events)
         out += ",event_" + e + "_per_acquire,event_" + e + "_running_fraction";
     const auto derived = derived_columns(summaries);
@@ -241,8 +251,8 @@ std::string render_csv(const workload::RunResult& run,
                 s.comparison->single_trial ? "" : (s.comparison->within_noise ? "1" : "0"));
         else
             out += ",,,";
-        out += fmt::format(",{},{},{}", c.overlaps, s.critical_work_ns.median,
-                           s.parallel_work_ns.median);
+        out += fmt::format(",{},{},{},{}", c.overlaps, s.critical_work_ns.median,
+                           s.parallel_work_ns.median, s.sleeps_per_acquire.median);
         for (const auto& name : events) {
             auto it = std::find_if(s.events.begin(), s.events.end(),
                                    [&](const auto& e) { return e.event == name; });

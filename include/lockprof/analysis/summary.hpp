@@ -42,6 +42,7 @@ struct CellSummary {
     Spread ticks_per_acquire;    // tick counter (TSC / CNTVCT) over the window / acquires
     Spread rmw_per_acquire;      // atomic read-modify-writes per acquire
     Spread spins_per_acquire;    // polls of a held lock per acquire
+    Spread sleeps_per_acquire;   // times a waiter gave up its CPU per acquire (pg-slock)
     // The busy work as the workers measured it after calibrating (ns per execution of the
     // calibrated critical / parallel work; median over threads, per trial). 0: none asked for.
     Spread critical_work_ns;

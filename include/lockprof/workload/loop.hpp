@@ -95,6 +95,7 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
     result.overlaps = overlaps;
     result.rmw_attempts = context.stats.rmw_attempts;
     result.spin_iterations = context.stats.spin_iterations;
+    result.sleeps = context.stats.sleeps;
 }
 
 // The lock's acquire path out of line, for `lockprof list-locks --disasm`. In measured_loop the

@@ -131,6 +131,7 @@ struct ThreadResult {
     std::uint64_t overlaps = 0;
     std::uint64_t rmw_attempts = 0;
     std::uint64_t spin_iterations = 0;
+    std::uint64_t sleeps = 0;  // times the lock gave up the CPU while waiting (pg-slock)
     // The busy work as this worker calibrated it after pinning, all workers at once
     // (workload::calibrate_work): burn() speed, trips, and the measured duration of each.
     double burn_iterations_per_ns = 0;

@@ -240,6 +240,24 @@ TEST(Trial, EachWorkerCalibratesTheWork) {
     }
 }
 
+// pg-slock sleeps after spins_per_delay polls of a held lock; a holder that keeps it for
+// 200 us makes the other thread sleep, and the result must say so.
+TEST(Trial, SleepsOfALockThatSleepsAreCounted) {
+    RunControl control;
+    const RunnableLock& lock = *find_lock("pg-slock");
+    TrialSpec spec = small_spec(2, 0);
+    spec.acquires_per_thread.reset();
+    spec.duration_ns = 200'000'000;
+    spec.delay = lock.default_delay();
+    spec.work.critical_ns = 200'000;
+    const TrialOutcome outcome = run_trial(lock, spec, control);
+    std::uint64_t sleeps = 0;
+    for (const auto& t : outcome.result.threads) sleeps += t.sleeps;
+    EXPECT_GT(sleeps, 0u);
+    for (const auto& t : run_trial(*find_lock("tas"), small_spec(2, 1000), control).result.threads)
+        EXPECT_EQ(t.sleeps, 0u) << "tas never sleeps";
+}
+
 TEST(Trial, LatencyHistogramRecordsEveryAcquire) {
     RunControl control;
     TrialSpec spec = small_spec(2, 1000);

@@ -1,0 +1,79 @@
+// The run's table and CSV: which figures appear, and when.
+#include "lockprof/report/run_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include "lockprof/analysis/summary.hpp"
+
+using namespace lockprof;
+
+namespace {
+
+// One cell of `threads` threads and one 1-second trial; each thread acquires 1000 times.
+workload::CellResult cell(const std::string& lock, unsigned threads) {
+    workload::CellResult c;
+    c.lock = c.algorithm = lock;
+    c.threads = threads;
+    workload::TrialResult t;
+    t.wall_ns = 1'000'000'000;
+    for (unsigned i = 0; i < threads; ++i) {
+        workload::ThreadResult th;
+        th.index = i;
+        th.acquires = 1000;
+        th.end_ns = t.wall_ns;
+        t.threads.push_back(th);
+    }
+    c.trials.push_back(t);
+    return c;
+}
+
+std::string header_of(const std::string& csv) {
+    return csv.substr(0, csv.find('\n'));
+}
+
+// The CSV column `name` of data row `row` (1: the first cell).
+std::string csv_field(const std::string& csv, const std::string& name, int row) {
+    auto split = [](const std::string& line) {
+        std::vector<std::string> fields;
+        std::size_t from = 0, comma;
+        while ((comma = line.find(',', from)) != std::string::npos)
+            fields.push_back(line.substr(from, comma - from)), from = comma + 1;
+        fields.push_back(line.substr(from));
+        return fields;
+    };
+    std::vector<std::string> lines;
+    std::size_t from = 0, nl;
+    while ((nl = csv.find('\n', from)) != std::string::npos)
+        lines.push_back(csv.substr(from, nl - from)), from = nl + 1;
+    const auto names = split(lines.at(0));
+    const auto values = split(lines.at(static_cast<std::size_t>(row)));
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (names[i] == name) return values.at(i);
+    ADD_FAILURE() << "no CSV column " << name;
+    return "";
+}
+
+}  // namespace
+
+TEST(RunReport, SleepsShowOnlyWhereALockSlept) {
+    workload::RunResult run;
+    run.cells = {cell("tas", 2), cell("pg-slock", 2)};
+    auto table = report::render_table(run, analysis::summarize(run));
+    EXPECT_EQ(table.find("sleeps/acq"), std::string::npos) << table;
+    auto csv = report::render_csv(run, analysis::summarize(run));
+    EXPECT_EQ(csv_field(csv, "sleeps_per_acquire", 2), "0") << "the CSV always has it";
+
+    for (auto& t : run.cells[1].trials[0].threads) t.sleeps = 50;  // 100 of 2000 acquires
+    table = report::render_table(run, analysis::summarize(run));
+    EXPECT_NE(table.find("sleeps/acq"), std::string::npos) << table;
+    EXPECT_NE(table.find("pg_usleep"), std::string::npos) << "the legend explains it";
+    csv = report::render_csv(run, analysis::summarize(run));
+    EXPECT_EQ(csv_field(csv, "sleeps_per_acquire", 2), "0.05");
+    EXPECT_EQ(csv_field(csv, "sleeps_per_acquire", 1), "0");
+    // Columns scripts read by position stay where they were.
+    EXPECT_EQ(header_of(csv).rfind("lock,algorithm,flavour,delay,threads,trials,complete,"
+                                   "lost_updates,acquires_per_second,acquires_per_second_min,"
+                                   "acquires_per_second_max,wall_ns_per_acquire,",
+                                   0),
+              0u);
+}
