@@ -17,8 +17,24 @@ namespace {
 struct TrialFigures {
     double acquires = 0, per_second = 0, wall_per = 0, cpu_per = 0, ticks_per = 0, rmw_per = 0,
            spins_per = 0, sleeps_per = 0, jain = 1, min_max = 1, cv = 0, critical_work = 0,
-           parallel_work = 0;
+           parallel_work = 0, full_concurrency = 1;
 };
+
+// Latest start to earliest end over first start to last end, from the threads' own clocks.
+double full_concurrency_of(const workload::TrialResult& t) {
+    if (t.threads.empty()) return 1;
+    std::uint64_t first_start = UINT64_MAX, last_start = 0, first_end = UINT64_MAX, last_end = 0;
+    for (const auto& th : t.threads) {
+        first_start = std::min(first_start, th.start_ns);
+        last_start = std::max(last_start, th.start_ns);
+        first_end = std::min(first_end, th.end_ns);
+        last_end = std::max(last_end, th.end_ns);
+    }
+    if (last_end <= first_start) return 1;  // no window to speak of
+    if (first_end <= last_start) return 0;
+    return static_cast<double>(first_end - last_start) /
+           static_cast<double>(last_end - first_start);
+}
 
 TrialFigures figures_of(const workload::TrialResult& t) {
     TrialFigures f;
@@ -45,6 +61,7 @@ TrialFigures figures_of(const workload::TrialResult& t) {
     f.jain = jain_index(per_thread);
     f.min_max = min_max_ratio(per_thread);
     f.cv = coefficient_of_variation(per_thread);
+    f.full_concurrency = full_concurrency_of(t);
     f.critical_work = median(critical_work);
     f.parallel_work = median(parallel_work);
     return f;
@@ -113,6 +130,7 @@ std::vector<CellSummary> summarize(const workload::RunResult& run) {
         s.sleeps_per_acquire = collect(&TrialFigures::sleeps_per);
         s.critical_work_ns = collect(&TrialFigures::critical_work);
         s.parallel_work_ns = collect(&TrialFigures::parallel_work);
+        s.full_concurrency = collect(&TrialFigures::full_concurrency);
         s.jain = collect(&TrialFigures::jain);
         s.min_max = collect(&TrialFigures::min_max);
         s.cv = collect(&TrialFigures::cv);

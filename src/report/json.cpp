@@ -182,6 +182,7 @@ json summary_json(const analysis::CellSummary& s) {
               {"rmw_per_acquire", spread_json(s.rmw_per_acquire)},
               {"spins_per_acquire", spread_json(s.spins_per_acquire)},
               {"sleeps_per_acquire", spread_json(s.sleeps_per_acquire)},
+              {"full_concurrency", spread_json(s.full_concurrency)},
               {"critical_work_ns", spread_json(s.critical_work_ns)},
               {"parallel_work_ns", spread_json(s.parallel_work_ns)},
               {"fairness",

@@ -104,6 +104,12 @@ std::string render_table(const workload::RunResult& run,
     bool any_sleeps = false;
     for (const auto& s : summaries) any_sleeps |= s.trials > 0 && s.sleeps_per_acquire.max > 0;
 
+    // Full concurrency only where some cell fell short of it: then a column and a note each.
+    constexpr double kFullConcurrencyNote = 0.9;
+    bool any_partial = false;
+    for (const auto& s : summaries)
+        any_partial |= s.trials > 0 && s.full_concurrency.median < kFullConcurrencyNote;
+
     std::vector<std::string> header = {"lock",      "delay",   "acquires/s",
                                        "spread",    "ns/acq",  "cpu ns/acq",
                                        "ticks/acq", "rmw/acq", "spins/acq"};
@@ -113,6 +119,7 @@ std::string render_table(const workload::RunResult& run,
     if (any_sleeps) header.push_back("sleeps/acq"), align.push_back(A::right);
     header.push_back("fairness");
     align.push_back(A::right);
+    if (any_partial) header.push_back("all-run"), align.push_back(A::right);
     if (any_latency)
         for (const char* h : {"p50", "p99", "p99.9", "max"})
             header.push_back(h), align.push_back(A::right);
@@ -147,6 +154,7 @@ std::string render_table(const workload::RunResult& run,
         row.push_back(number(s.spins_per_acquire.median));
         if (any_sleeps) row.push_back(number(s.sleeps_per_acquire.median));
         row.push_back(fmt::format("{:.3f}", s.jain.median));
+        if (any_partial) row.push_back(fmt::format("{:.0f}%", 100 * s.full_concurrency.median));
         if (any_latency) {
             if (s.latency) {
                 for (double v :
@@ -202,6 +210,18 @@ std::string render_table(const workload::RunResult& run,
         "fairness: Jain's index of per-thread acquires (1 = equal).\n";
     if (any_sleeps)
         out += "sleeps/acq: times a waiter gave up its CPU (pg-slock's pg_usleep) per acquire.\n";
+    if (any_partial)
+        out +=
+            "all-run: share of the trial window in which every thread was running the loop "
+            "(median over trials).\n";
+    for (const auto& s : summaries)
+        if (s.trials > 0 && s.full_concurrency.median < kFullConcurrencyNote)
+            out += fmt::format(
+                "note: {} with {} threads: all threads ran at once for only {:.0f}% of the trial "
+                "window; the rest ran with fewer rivals (threads that finished their acquires "
+                "early or started late), so its figures mix contention levels. Unfair locks with "
+                "--acquires do this; --duration keeps every thread running to the end.\n",
+                s.cell->lock, s.cell->threads, 100 * s.full_concurrency.median);
     for (const auto& note : run.notes) out += "note: " + note + "\n";
     if (run.interrupted) out += "INTERRUPTED: results above cover only the trials that finished.\n";
     return out;
@@ -219,7 +239,7 @@ std::string render_csv(const workload::RunResult& run,
         "latency_p50_ns,latency_p99_ns,latency_p99_9_ns,latency_max_ns,"
         "baseline,throughput_ratio,within_noise,"
         // Added after the columns above, whose positions scripts may rely on.
-        "overlaps,critical_work_ns,parallel_work_ns,sleeps_per_acquire";
+        "overlaps,critical_work_ns,parallel_work_ns,sleeps_per_acquire,full_concurrency";
     for (const auto& e : events)
         out += ",event_" + e + "_per_acquire,event_" + e + "_running_fraction";
     const auto derived = derived_columns(summaries);
@@ -251,8 +271,9 @@ std::string render_csv(const workload::RunResult& run,
                 s.comparison->single_trial ? "" : (s.comparison->within_noise ? "1" : "0"));
         else
             out += ",,,";
-        out += fmt::format(",{},{},{},{}", c.overlaps, s.critical_work_ns.median,
-                           s.parallel_work_ns.median, s.sleeps_per_acquire.median);
+        out += fmt::format(",{},{},{},{},{}", c.overlaps, s.critical_work_ns.median,
+                           s.parallel_work_ns.median, s.sleeps_per_acquire.median,
+                           s.full_concurrency.median);
         for (const auto& name : events) {
             auto it = std::find_if(s.events.begin(), s.events.end(),
                                    [&](const auto& e) { return e.event == name; });

@@ -47,6 +47,10 @@ struct CellSummary {
     // calibrated critical / parallel work; median over threads, per trial). 0: none asked for.
     Spread critical_work_ns;
     Spread parallel_work_ns;
+    // Share of the trial window (first thread's start to last thread's end) in which every
+    // thread was running the loop: latest start to earliest end. Below 1 some threads ran with
+    // fewer rivals than the thread count says (acquire-limited runs of unfair locks).
+    Spread full_concurrency;
     Spread jain;  // fairness of per-thread acquires
     Spread min_max;
     Spread cv;

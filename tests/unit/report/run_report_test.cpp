@@ -77,3 +77,24 @@ TEST(RunReport, SleepsShowOnlyWhereALockSlept) {
                                    0),
               0u);
 }
+
+// Acquire-limited runs of unfair locks: one thread finishes long before the other, which then
+// runs alone. The table says how much of the window had every thread running.
+TEST(RunReport, FullConcurrencyBelowNinetyPercentIsShownWithANote) {
+    workload::RunResult run;
+    run.cells = {cell("tas", 2), cell("ticket", 2)};
+    auto table = report::render_table(run, analysis::summarize(run));
+    EXPECT_EQ(table.find("all-run"), std::string::npos) << "everyone ran throughout:\n" << table;
+    // tas: thread 0 ran 0-1 s, thread 1 from 0.2 s to 0.6 s: all ran together 0.4 of 1 s.
+    auto& threads = run.cells[0].trials[0].threads;
+    threads[1].start_ns = 200'000'000;
+    threads[1].end_ns = 600'000'000;
+    table = report::render_table(run, analysis::summarize(run));
+    EXPECT_NE(table.find("all-run"), std::string::npos) << table;
+    EXPECT_NE(table.find("40%"), std::string::npos) << table;
+    EXPECT_NE(table.find("note: tas with 2 threads"), std::string::npos) << table;
+    EXPECT_EQ(table.find("note: ticket"), std::string::npos) << table;
+    const auto csv = report::render_csv(run, analysis::summarize(run));
+    EXPECT_EQ(csv_field(csv, "full_concurrency", 1), "0.4");
+    EXPECT_EQ(csv_field(csv, "full_concurrency", 2), "1");
+}
