@@ -16,6 +16,7 @@
 # reviewer, and tests/arm-system/check.py asserts on them.
 #   LOCKPROF_AARCH64_BUILD=dir   the cross build (default build-aarch64; built if missing)
 #   LOCKPROF_ARM_SYSTEM_MODELS="neoverse-n1 cortex-a57"   run only these stages
+#   LOCKPROF_NATIVE_BUILD=dir    the host build whose lockprof re-annotates guest samples (build)
 # Prints "== arm-system: SKIPPED: <why> ==" and exits 0 where qemu-system-aarch64 or the
 # packages cannot be had; otherwise any failed check fails it.
 set -euo pipefail
@@ -187,8 +188,16 @@ boot() {  # boot STAGE CPU TIMEOUT [qemu args...]: run the stage, unpack its out
     sed 's/^/    /' "$outdir/stage.log"
     echo "    guest $stage ($cpu $*): $((SECONDS - boot_start)) s; outputs in ${outdir#"$root"/}"
 }
+# A lockprof built for this host (scripts/test.sh builds it first) re-annotates the guest's
+# samples here, as a user without binutils on the target would.
+native=()
+if [[ -x ${LOCKPROF_NATIVE_BUILD:-$root/build}/lockprof ]]; then
+    native=("${LOCKPROF_NATIVE_BUILD:-$root/build}/lockprof")
+else
+    echo "    note: no native build in ${LOCKPROF_NATIVE_BUILD:-$root/build}: annotating the guest's samples on this host is not checked"
+fi
 check() {  # check STAGE: the host-side assertions on a stage's outputs
-    python3 "$root/tests/arm-system/check.py" "$1" "$sysdir/out/$1" "$build" ||
+    python3 "$root/tests/arm-system/check.py" "$1" "$sysdir/out/$1" "$build" "${native[@]}" ||
         fail "checks of the $1 guest failed (outputs in $sysdir/out/$1)"
 }
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Host-side checks of one emulated arm64 system stage (scripts/test-arm-system.sh).
 
-    check.py STAGE OUTDIR BUILD
+    check.py STAGE OUTDIR BUILD [NATIVE_LOCKPROF]
 
 OUTDIR holds what scripts/lib/arm-system-guest.sh left in the guest: STEP.out/.err/.rc per
 step and the JSON files lockprof wrote. BUILD is the cross build whose binaries the guest ran
-(its objdump'd code is what the exact counts are compared with). Prints one `ok:` line per
+(its objdump'd code is what the exact counts are compared with). NATIVE_LOCKPROF, a lockprof
+built for this host, re-annotates the guest's samples here as a user would elsewhere. Prints one `ok:` line per
 check; exits 1 at the first failed check, saying what was expected and what was found.
 
 QEMU emulates the PMU's counting machinery, not a microarchitecture: cycles and instructions
@@ -127,9 +128,9 @@ def uncontended_iteration(instructions):
     """Instructions one iteration of the measured loop executes when the lock is free and the
     loop does no work (--shared-lines 0, --critical-ns 0, --parallel-ns 0).
 
-    The outer loop is the backward branch to the earliest address (the latest such branch if
-    several go there: out-of-line slow paths branch back into the middle). Walking it from its
-    head:
+    The outer loop is the backward branch with the longest span in the function's body (up to
+    its first ret; out-of-line cold paths after it branch back into the middle). Walking it
+    from its head:
     a backward conditional branch inside it is not taken (store-exclusive retries and spins on
     a held lock do not happen uncontended), nor is one to code outside the loop (the exit, the
     out-of-line contended path); a forward one within the loop is taken when it skips over a
@@ -140,8 +141,12 @@ def uncontended_iteration(instructions):
     index = {address: i for i, (address, _, _) in enumerate(instructions)}
     back_edges = [(address, branch_target(m, o)) for address, m, o in instructions
                   if branch_target(m, o) is not None and branch_target(m, o) <= address]
-    expect(back_edges, "the measured loop has no backward branch")
-    tail, head = min(back_edges, key=lambda edge: (edge[1], -edge[0]))
+    # The body ends at the first ret; blocks after it are the compiler's cold paths (setup
+    # variants, the contended slow path), whose branches back into the body are not the loop.
+    body_end = next((address for address, m, _ in instructions if m == "ret"), None)
+    loop_edges = [edge for edge in back_edges if body_end is None or edge[0] < body_end]
+    expect(loop_edges, "the measured loop has no backward branch")
+    tail, head = max(loop_edges, key=lambda edge: edge[0] - edge[1])
     inside = lambda address: head <= address <= tail  # noqa: E731
     count, pc, path = 0, index[head], []
     for _ in range(10_000):
@@ -190,7 +195,7 @@ def check_common(stage):
     return doctor, events
 
 
-def check_neoverse_n1(stage, build):
+def check_neoverse_n1(stage, build, native):
     doctor, events = check_common(stage)
     expect("arm_n1 (core)" in doctor, "doctor: libpfm4 did not pick arm_n1 on Neoverse N1")
     for alias, name in (("stxr_fail", "arm_n1::STREX_FAIL_SPEC"), ("strex", "arm_n1::STREX_SPEC")):
@@ -253,11 +258,35 @@ def check_neoverse_n1(stage, build):
     ok(f"sampling: {kept} samples of hardware cycles (perf), 0 lost; the acquire loop holds "
        f"{share.group(1)}%; ldaxr/stxr annotated")
 
+    # Annotating elsewhere: the guest's samples, read on this host with a copy of the binary
+    # that ran and the cross objdump, as a user without binutils on the target would.
+    if native:
+        import shutil
+        import tempfile
+        with tempfile.TemporaryDirectory() as folder:
+            copy = Path(folder) / "lockprof-that-ran"
+            shutil.copy(Path(build) / "lockprof", copy)
+            annotate = subprocess.run(
+                [native, "annotate", str(stage.dir / "samples.json"), "--binary", str(copy),
+                 "--objdump", "aarch64-linux-gnu-objdump", "--annotate-top", "1"],
+                capture_output=True, text=True)
+        expect(annotate.returncode == 0,
+               f"host annotate of the guest's samples exited {annotate.returncode}: "
+               f"{annotate.stderr}")
+        host_share = re.search(r"acquire loop: (\d+(?:\.\d+)?)% of samples", annotate.stdout)
+        expect(host_share and host_share.group(1) == share.group(1),
+               f"annotate on the host gives acquire-loop share "
+               f"{host_share.group(1) if host_share else 'none'}, the guest {share.group(1)}")
+        expect(re.search(r"\bstxr\b", annotate.stdout), "host annotate lists no stxr")
+        ok(f"annotate elsewhere: the guest's samples, annotated on this x86 host with a copy of "
+           f"the binary (--binary) and aarch64-linux-gnu-objdump, give the same {share.group(1)}%")
+
     # The explanation uses what was counted.
     out, _ = stage.step("exact")
     explanation = out[out.find("Explanation"):]
     expect("Explanation" in out, f"no explanation:\n{out}")
-    expect("no measured" not in explanation and "instructions" in explanation,
+    expect("no measured" not in explanation and "instructions per acquire" in explanation
+           and "cycles per acquire" in explanation,
            f"the explanation does not use the counted instructions and cycles:\n{explanation}")
     ok("explanation: tas@llsc vs cas@llsc cites the counted events")
 
@@ -347,13 +376,14 @@ def check_max(stage):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         print(__doc__, file=sys.stderr)
         return 2
-    stage_name, outdir, build = sys.argv[1:]
+    stage_name, outdir, build = sys.argv[1:4]
+    native = sys.argv[4] if len(sys.argv) == 5 else None
     stage = Stage(outdir)
     checks = {
-        "neoverse-n1": lambda: check_neoverse_n1(stage, build),
+        "neoverse-n1": lambda: check_neoverse_n1(stage, build, native),
         "neoverse-n1-tests": lambda: check_neoverse_n1_tests(stage),
         "cortex-a57": lambda: check_cortex_a57(stage),
         "max": lambda: check_max(stage),
