@@ -103,11 +103,13 @@ json thread_json(const workload::ThreadResult& t) {
         j["samples_lost"] = t.samples_lost;
     }
     if (!t.samples.empty()) {
-        // Compact rows [ip, tid, time_ns, weight, [callchain]]: a run holds many thousands.
+        // Compact rows [ip, tid, time_ns, weight, [callchain]]: a run holds many thousands. The
+        // process is the thread's, the same for every row: written once.
         json samples = json::array();
         for (const auto& s : t.samples)
             samples.push_back(json::array({s.ip, s.tid, s.time_ns, s.weight, s.callchain}));
         j["samples"] = std::move(samples);
+        j["samples_pid"] = t.samples.front().pid;
     }
     return j;
 }
@@ -309,6 +311,18 @@ workload::RunResult result_from_json(const json& doc) {
         throw UsageError(fmt::format("unknown delay policy '{}' in result", name));
     };
     if (!c.at("delay").is_null()) s.delay = delay_of(c.at("delay"));
+    if (c.contains("pin")) {  // compare warns when two runs were pinned differently
+        const auto& pin = c.at("pin");
+        const std::string mode = pin.at("mode");
+        bool known = false;
+        for (auto m : {workload::PinMode::none, workload::PinMode::compact,
+                       workload::PinMode::scatter, workload::PinMode::list})
+            if (mode == workload::pin_mode_name(m)) s.pin.mode = m, known = true;
+        if (!known)
+            throw UsageError(fmt::format(
+                "unknown pin mode '{}' in config (none, compact, scatter or list)", mode));
+        s.pin.cpus = pin.at("cpus").get<std::vector<int>>();
+    }
 
     run.calibration.burn_iterations_per_ns = doc.at("calibration").at("burn_iterations_per_ns");
     run.calibration.ticks_per_ns = doc.at("calibration").at("ticks_per_ns");
@@ -362,10 +376,12 @@ workload::RunResult result_from_json(const json& doc) {
                                               jcount.at("enabled_ns"), jcount.at("running_ns")});
                 t.sampled = jth.value("sampled", false);
                 t.samples_lost = jth.value("samples_lost", std::uint64_t{0});
+                // Files written before samples_pid: 0, "not recorded".
+                const auto pid = jth.value("samples_pid", std::uint32_t{0});
                 if (jth.contains("samples"))
                     for (const auto& row : jth.at("samples"))
                         t.samples.push_back({row.at(0), row.at(1), row.at(2), row.at(3),
-                                             row.at(4).get<std::vector<std::uint64_t>>()});
+                                             row.at(4).get<std::vector<std::uint64_t>>(), pid});
                 trial.threads.push_back(std::move(t));
             }
             cell.trials.push_back(std::move(trial));

@@ -98,6 +98,21 @@ TEST(CliRun, DataPlacementIsRecordedAndShown) {
     EXPECT_NE(r.out.find("lockhammer"), std::string::npos) << "--help explains the comparison";
 }
 
+// The pin mode is read back from result files, so compare can warn when two runs differ in it.
+TEST(CliRun, ResultFilesKeepThePinSoCompareWarns) {
+    TempDir dir;
+    const auto base = (dir / "base.json").string(), pinned = (dir / "pinned.json").string();
+    for (const auto& [file, pin] : {std::pair{base, "none"}, std::pair{pinned, "0"}}) {
+        auto r = run_lockprof({"--lock=tas", "--threads=1", "--duration=20ms", "--trials=2",
+                               std::string("--pin=") + pin, "--quiet", "--output", file});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+    auto r = run_lockprof({"compare", base, pinned});
+    EXPECT_NE((r.out + r.err).find("workload.pin differs (base: 'none', new: 'list')"),
+              std::string::npos)
+        << r.out << r.err;
+}
+
 TEST(CliRun, ProfilesLoadAndTheCommandLineWins) {
     auto r = run_lockprof({"--profile", std::string(LOCKPROF_SOURCE_DIR) + "/profiles/quick.ini",
                            "--threads=1", "--trials=1", "--duration=20ms"});

@@ -116,3 +116,129 @@ TEST(ResultJson, ReadResultExplainsTruncation) {
     }
     std::filesystem::remove(path);
 }
+
+namespace {
+
+// A result in which every field holds something other than its default, so a field the writer
+// or the reader forgets shows up as a difference.
+workload::RunResult every_field_set() {
+    workload::RunResult run;
+    run.interrupted = true;
+    auto& p = run.provenance;
+    p.lockprof_version = "9.9.9";
+    p.git_revision = "abc1234";
+    p.command_line = "lockprof --lock=tas";
+    p.timestamp_utc = "2026-12-01T00:00:00Z";
+    p.hostname = "host";
+    p.arch = "aarch64";
+    p.cpu_model = "Neoverse N1";
+    p.cpu_vendor = "ARM";
+    p.midr = "implementer 0x41 part 0xd0c variant 0x3 revision 0x1";
+    p.lse = p.spe = p.assertions = true;
+    p.logical_cpus = 64;
+    p.kernel = "Linux 6.1";
+    p.perf_event_paranoid = 1;
+    p.vm_hint = "kvm";
+    p.compiler = "GNU 12";
+    p.compiler_flags = "-O2";
+    p.build_type = "RelWithDebInfo";
+    auto& s = run.spec;
+    s.locks = {"tas", "cas@lse"};
+    s.threads = {1, 4};
+    s.duration_ns = 5'000'000;
+    s.acquires_per_thread = 777;
+    s.work.critical_ns = 11;
+    s.work.parallel_ns = 22;
+    s.work.shared_lines = 3;
+    s.work.data = workload::DataPlacement::same_line;
+    s.delay = arch::Delay::isb;
+    s.pin.mode = workload::PinMode::list;
+    s.pin.cpus = {2, 5};
+    s.warmup_ns = 33;
+    s.trials = 4;
+    s.seed = 44;
+    s.latency = true;
+    s.watchdog_ns = 555'000'000;
+    run.calibration = {1.25, 0.5};
+    run.notes = {"one", "two"};
+    workload::SamplingInfo info;
+    info.sampler = "perf";
+    info.sampler_reason = "why";
+    info.requested_event = "cycles";
+    info.event = "cpu-clock";
+    info.event_note = "fallback";
+    info.period = 1000;
+    info.frequency = 0;
+    info.precise_ip = 1;
+    info.skid = workload::Skid::constant;
+    info.precise_note = "note";
+    info.modules.push_back({"/bin/x", 0x1000, 0x2000, 0x10, "r-xp", "beef"});
+    run.sampling = info;
+    workload::CellResult cell;
+    cell.lock = "cas@lse";
+    cell.algorithm = "cas";
+    cell.flavour = "lse";
+    cell.delay = arch::Delay::isb;
+    cell.threads = 2;
+    cell.complete = false;
+    cell.overlaps = 6;
+    cell.lost_updates = 7;
+    workload::TrialResult trial;
+    trial.trial = 3;
+    trial.wall_ns = 1'000'000;
+    trial.ticks = 2'000'000;
+    for (unsigned i = 0; i < 2; ++i) {
+        workload::ThreadResult t;
+        t.index = i;
+        t.cpu = static_cast<int>(5 - i);
+        t.acquires = 1000 + i;
+        t.overlaps = 3;
+        t.rmw_attempts = 2000;
+        t.spin_iterations = 3000;
+        t.sleeps = 4;
+        t.burn_iterations_per_ns = 2.5;
+        t.critical_iterations = 28;
+        t.parallel_iterations = 55;
+        t.critical_work_ns = 11.5;
+        t.parallel_work_ns = 22.5;
+        t.cpu_ns = 900'000;
+        t.start_ns = 10 + i;
+        t.end_ns = 999'000 - i;
+        t.latency.record(7);
+        t.latency.record(70'000);
+        t.counters.push_back({"cycles", 123, 1000, 900});
+        t.samples.push_back({0x1234, 99, 555, 1000, {0x10, 0x20}, 98});
+        t.samples_lost = 2;
+        t.sampled = true;
+        trial.threads.push_back(t);
+    }
+    cell.trials.push_back(trial);
+    run.cells.push_back(cell);
+    return run;
+}
+
+}  // namespace
+
+// to_json and result_from_json are each other's inverse: write, read, write again gives the
+// same document, and the fields a reader acts on (compare's pin warning, sample pids) survive.
+TEST(ResultJson, EveryFieldSurvivesARoundTrip) {
+    const auto run = every_field_set();
+    const auto doc = report::to_json(run, analysis::summarize(run));
+    const auto back = report::result_from_json(doc);
+    const auto again = report::to_json(back, analysis::summarize(back));
+    EXPECT_EQ(again.dump(2), doc.dump(2));
+    EXPECT_EQ(back.spec.pin.mode, workload::PinMode::list);
+    EXPECT_EQ(back.spec.pin.cpus, (std::vector<int>{2, 5}));
+    ASSERT_EQ(back.cells.at(0).trials.at(0).threads.at(1).samples.size(), 1u);
+    EXPECT_EQ(back.cells[0].trials[0].threads[1].samples[0].pid, 98u);
+    // Every pin mode by name.
+    for (auto mode : {workload::PinMode::none, workload::PinMode::compact,
+                      workload::PinMode::scatter, workload::PinMode::list}) {
+        auto d = doc;
+        d["config"]["pin"]["mode"] = workload::pin_mode_name(mode);
+        EXPECT_EQ(report::result_from_json(d).spec.pin.mode, mode);
+    }
+    auto bad = doc;
+    bad["config"]["pin"]["mode"] = "everywhere";
+    EXPECT_THROW(report::result_from_json(bad), UsageError);
+}
