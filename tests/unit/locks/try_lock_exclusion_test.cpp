@@ -147,10 +147,12 @@ TYPED_TEST(TryLockExclusion, TryLockAndLockThreadsNeverOverlap) {
         report(LockT::kName, "2 try_lock + 2 lock", o);
         EXPECT_EQ(o.double_holders, 0u) << LockT::kName << ": MUTUAL EXCLUSION FAILED";
         EXPECT_EQ(o.entries, o.try_acquires + o.acquires) << LockT::kName << ": lost updates";
-        // FIFO locks crawl when a queued waiter is preempted (under qemu-user most of all), so
-        // the floor is low; the try_lock-only test above is the one that hammers.
-        EXPECT_GE(o.try_acquires, 20u) << "too few try_lock acquires to test exclusion";
-        EXPECT_GE(o.acquires, 20u) << "too few lock acquires to test exclusion";
+        // FIFO locks crawl when a queued waiter is preempted, and a try_lock only succeeds on an
+        // empty queue (MCS under qemu-user: 13 in 500 ms), so each kind only has to have run;
+        // the try_lock-only test above is the one that hammers.
+        EXPECT_GE(o.try_acquires, 1u) << "no try_lock succeeded: nothing to test";
+        EXPECT_GE(o.acquires, 1u) << "no lock() succeeded: nothing to test";
+        EXPECT_GE(o.try_acquires + o.acquires, 20u) << "too little ran to test exclusion";
     }
 }
 
