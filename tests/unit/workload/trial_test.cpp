@@ -298,9 +298,12 @@ TEST(Trial, DetectsTwoHolders) {
         std::uint64_t critical_ns;
         unsigned detected_per_100;  // the least share of overlapping entries the check must see
     };
-    // Seen on the 2-core development VM: 20-30% without critical work (7-10% while a build ran
-    // on both cores), over 100% with it (one overlap can show as an overlap and a lost update).
-    for (const Case c : {Case{1, 0, 1}, Case{0, 0, 1}, Case{1, 1000, 50}, Case{0, 1000, 50}}) {
+    // Seen on the 2-core development VM, alone: 20-30% without critical work, over 100% with
+    // 1 us (one overlap can show as an overlap and a lost update). While the rest of the suite
+    // ran on the same cores, 0.3-10% and 48-77%: entries made while a preempted holder sat in
+    // lock() or past its check count as overlapping too. Without critical work only detection
+    // itself is asserted. The old check: 0 and 0.01%.
+    for (const Case c : {Case{1, 0, 0}, Case{0, 0, 0}, Case{1, 1000, 25}, Case{0, 1000, 25}}) {
         TrialSpec spec = small_spec(2, 0);
         spec.cpu_of_thread = {cpus[0].cpu, cpus[1].cpu};
         spec.acquires_per_thread.reset();
