@@ -36,7 +36,16 @@ model=$(/bin/busybox sed -n 's/.*lockprof.model=\([^ ]*\).*/\1/p' /proc/cmdline)
 echo "arm-system-init: root $root_disk, outputs to $out_disk"
 /bin/busybox mount -t ext4 -o ro "$root_disk" /newroot
 for fs in proc sys dev; do /bin/busybox mount --move "/$fs" "/newroot/$fs"; done
+# A writable /tmp over the read-only root. The build may itself live under /tmp (a CI clone
+# in /tmp/...): its folders are bound back into the new /tmp from below.
+/bin/busybox mkdir -p /lower-tmp
+/bin/busybox mount --bind /newroot/tmp /lower-tmp
 /bin/busybox mount -t tmpfs -o size=1g tmpfs /newroot/tmp
+for entry in /lower-tmp/*; do
+    [ -d "$entry" ] || continue
+    /bin/busybox mkdir -p "/newroot/tmp/${entry##*/}"
+    /bin/busybox mount --bind "$entry" "/newroot/tmp/${entry##*/}"
+done
 /bin/busybox mkdir -p /newroot/tmp/out
 echo "arm-system-init: stage for $model starting"
 /bin/busybox chroot /newroot /bin/bash /stage/guest.sh "$model" /tmp/out \
