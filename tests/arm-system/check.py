@@ -293,15 +293,14 @@ def check_neoverse_n1(stage, build, native):
     # record -- CMD: hardware counters and hardware-event sampling of another process.
     stage.step("record")
     record = stage.json("record.json")
-    totals = {e: v for e, v in record["totals"].items()} if isinstance(record["totals"], dict) else {}
     text = json.dumps(record["totals"])
     expect("cycles" in text and "instructions" in text, f"record totals: {text[:500]}")
     expect(record["sampling"]["event"] == "cycles" and record["sampling"]["sampler"] == "perf",
            f"record sampled {record['sampling']}")
     hot = [s["symbol"] for s in record["hot_symbols"]]
     expect(any("measured_loop" in s for s in hot), f"record: measured_loop not among {hot}")
-    ok(f"record -- CMD: cycles and instructions counted ({len(totals) or 'see'} totals), "
-       f"cycles sampled, measured_loop among the hottest symbols")
+    ok("record -- CMD: cycles and instructions counted, cycles sampled, measured_loop among "
+       "the hottest symbols")
 
 
 def gtest_results(path):
