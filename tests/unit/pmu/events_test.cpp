@@ -65,11 +65,14 @@ TEST(PmuEvents, OpenErrorsExplainCauseAndRemedyOnOneLine) {
          {Case{ENOENT, "virtual PMU"}, Case{EACCES, "perf_event_paranoid"},
           Case{EPERM, "perf_event_paranoid"}, Case{EOPNOTSUPP, "EOPNOTSUPP"}, Case{EINVAL, "group"},
           Case{EMFILE, "ulimit -n"}, Case{ENOSYS, "seccomp"}, Case{ENOSYS, "qemu"}}) {
-        const std::string line = explain_open_error(c.error, "cycles");
+        // No core PMU registered, as in a VM without a virtual PMU: the wording must not depend
+        // on the machine the test runs on (the emulated arm64 system has armv8_pmuv3).
+        const std::string line = explain_open_error(c.error, "cycles", {});
         EXPECT_NE(line.find(c.must_contain), std::string::npos) << line;
         EXPECT_EQ(line.rfind("cycles", 0), 0u) << line;
         EXPECT_EQ(line.find('\n'), std::string::npos) << line;
     }
+    EXPECT_EQ(explain_open_error(-ENOENT, "x", {}), explain_open_error(ENOENT, "x", {}));
     EXPECT_EQ(explain_open_error(-ENOENT, "x"), explain_open_error(ENOENT, "x"));
 }
 
