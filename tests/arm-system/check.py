@@ -184,12 +184,17 @@ def loop_symbol(lock):
 
 # --- stages ------------------------------------------------------------------------------------
 
+def event_line(events, alias):
+    """The `lockprof events` line of one alias ("" when it is not listed)."""
+    return next((l for l in events.splitlines() if l.startswith(alias + " ")), "")
+
+
 def check_common(stage):
     doctor, _ = stage.step("doctor")
     expect("perf_event (hardware)  works" in doctor, f"doctor does not say hardware works:\n{doctor}")
     ok("doctor: perf_event (hardware) works against the guest kernel's PMU driver")
     events, _ = stage.step("events")
-    cycles = next((l for l in events.splitlines() if l.startswith("cycles ")), "")
+    cycles = event_line(events, "cycles")
     expect(" yes " in cycles, f"events: the kernel does not accept cycles: '{cycles}'")
     ok("events: cycles accepted by the kernel")
     return doctor, events
@@ -199,7 +204,7 @@ def check_neoverse_n1(stage, build, native):
     doctor, events = check_common(stage)
     expect("arm_n1 (core)" in doctor, "doctor: libpfm4 did not pick arm_n1 on Neoverse N1")
     for alias, name in (("stxr_fail", "arm_n1::STREX_FAIL_SPEC"), ("strex", "arm_n1::STREX_SPEC")):
-        line = next((l for l in events.splitlines() if l.startswith(alias + " ")), "")
+        line = event_line(events, alias)
         expect(name in line and " yes " in line, f"events: {alias} is not {name}, accepted: '{line}'")
     ok("events: stxr_fail -> arm_n1::STREX_FAIL_SPEC and strex -> arm_n1::STREX_SPEC, accepted")
 
@@ -346,7 +351,7 @@ def check_neoverse_n1_tests(stage):
 
 def check_cortex_a57(stage):
     _, events = check_common(stage)
-    line = next((l for l in events.splitlines() if l.startswith("stxr_fail ")), "")
+    line = event_line(events, "stxr_fail")
     expect("arm_ac57::INST_SPEC_EXEC_STREX_FAIL" in line and " yes " in line,
            f"events on cortex-a57: stxr_fail is '{line}'")
     ok("events: stxr_fail -> arm_ac57::INST_SPEC_EXEC_STREX_FAIL, accepted")
@@ -364,7 +369,7 @@ def check_cortex_a57(stage):
 def check_max(stage):
     doctor, events = check_common(stage)
     for alias, raw in (("stxr_fail", "perf_raw::r6e"), ("stxr_pass", "perf_raw::r6d")):
-        line = next((l for l in events.splitlines() if l.startswith(alias + " ")), "")
+        line = event_line(events, alias)
         expect(raw in line and " yes " in line, f"events on max: {alias} is '{line}'")
     ok("events: stxr_fail -> perf_raw::r6e, stxr_pass -> perf_raw::r6d (no libpfm4 table), accepted")
     stage.step("count")

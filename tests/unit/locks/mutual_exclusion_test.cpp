@@ -14,24 +14,12 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/locks/catalog.hpp"
+#include "lock_types.hpp"
 
 namespace {
 
 using namespace lockprof::locks;
 using lockprof::arch::Delay;
-
-template <typename List>
-struct ToTypes;
-template <template <Delay> class... Ls>
-struct ToTypes<LockList<Ls...>> {
-    // Each lock with the platform's default delay where accepted, else none.
-    template <template <Delay> class L>
-    using Pick = L<(L<Delay::none>::kDelays & delay_bit(lockprof::arch::default_delay())) &&
-                           lockprof::arch::delay_available(lockprof::arch::default_delay())
-                       ? lockprof::arch::default_delay()
-                       : Delay::none>;
-    using type = ::testing::Types<Pick<Ls>...>;
-};
 
 struct Payload {
     std::uint64_t a = 0;
@@ -41,7 +29,7 @@ struct Payload {
 
 template <typename L>
 class MutualExclusion : public ::testing::Test {};
-TYPED_TEST_SUITE(MutualExclusion, ToTypes<AllLocks>::type);
+TYPED_TEST_SUITE(MutualExclusion, lockprof::test::AllLockTypes);
 
 TYPED_TEST(MutualExclusion, CriticalSectionsNeverOverlap) {
     using LockT = TypeParam;

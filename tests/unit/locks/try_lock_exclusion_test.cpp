@@ -18,23 +18,12 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/locks/catalog.hpp"
+#include "lock_types.hpp"
 
 namespace {
 
 using namespace lockprof::locks;
 using lockprof::arch::Delay;
-
-template <typename List>
-struct ToTypes;
-template <template <Delay> class... Ls>
-struct ToTypes<LockList<Ls...>> {
-    template <template <Delay> class L>
-    using Pick = L<(L<Delay::none>::kDelays & delay_bit(lockprof::arch::default_delay())) &&
-                           lockprof::arch::delay_available(lockprof::arch::default_delay())
-                       ? lockprof::arch::default_delay()
-                       : Delay::none>;
-    using type = ::testing::Types<Pick<Ls>...>;
-};
 
 struct Shared {
     std::atomic<std::uint32_t> owner{0};
@@ -110,7 +99,7 @@ Outcome contend(const std::vector<Mode>& modes, std::chrono::milliseconds durati
 
 template <typename L>
 class TryLockExclusion : public ::testing::Test {};
-TYPED_TEST_SUITE(TryLockExclusion, ToTypes<AllLocks>::type);
+TYPED_TEST_SUITE(TryLockExclusion, lockprof::test::AllLockTypes);
 
 void report(std::string_view lock, const char* scenario, const Outcome& o) {
     std::printf(
