@@ -20,7 +20,9 @@ TEST(CliListLocks, PostgresVariantsCiteTheirRelease) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(row(r.out, "pg13-slock").find("PostgreSQL 13"), std::string::npos) << r.out;
     EXPECT_NE(row(r.out, "pg15-slock").find("PostgreSQL 15.0-15.19"), std::string::npos) << r.out;
-    EXPECT_NE(row(r.out, "pg18-slock").find("PostgreSQL 18.4"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "pg15-slock").find("17.0-17.11"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "pg18-slock").find("PostgreSQL 18.4, 17.12, 15.20"), std::string::npos)
+        << r.out;
     EXPECT_NE(row(r.out, "pg-slock").find("pg18-slock"), std::string::npos) << r.out;
     // Release numbers, not years: "before 2020" / "since 2020" said something PostgreSQL's
     // release branches do not.

@@ -69,7 +69,7 @@ constexpr bool delay_available(Delay d) {
 }
 
 // The delay a spinning lock uses when the user does not choose: the one the platform's
-// production locks use (x86 PAUSE; arm64 ISB as PostgreSQL does since 2020).
+// production locks use (x86 PAUSE; arm64 ISB, PostgreSQL's SPIN_DELAY from 15.0).
 constexpr Delay default_delay() {
 #if defined(LOCKPROF_ARCH_X86)
     return Delay::pause;

@@ -10,8 +10,8 @@
 //   S_UNLOCK: __sync_lock_release on arm64 (`stlr`); x86_64: a compiler barrier and a plain store.
 //   s_lock:   while TAS_SPIN fails, perform_spin_delay(). TAS_SPIN first reads the word with a
 //             plain load and tries TAS only when it reads free: on x86_64 in every release, on
-//             arm64 in PostgreSQL 18 (read: 18.4) and from 15.20 on; earlier arm64 releases
-//             define no TAS_SPIN, so it is TAS itself.
+//             arm64 in PostgreSQL 18 (read: 18.4), 17.12 and 15.20 on; earlier arm64 releases
+//             (read: 13.23) define no TAS_SPIN, so it is TAS itself.
 //   perform_spin_delay: SPIN_DELAY() (x86_64 `rep; nop`, i.e. pause, in every release; arm64
 //             `isb` from PostgreSQL 15, nothing before), then after spins_per_delay polls a
 //             pg_usleep of cur_delay microseconds: 1 ms at first, then cur_delay += cur_delay * U
@@ -48,21 +48,21 @@ namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS {
 struct Pg13Release {
     static constexpr std::string_view kName = "pg13-slock";
     static constexpr std::string_view kDescription =
-        "PostgreSQL 13 s_lock (REL_13_STABLE): arm64 TAS_SPIN = TAS and no SPIN_DELAY";
+        "PostgreSQL 13 s_lock (read: 13.23): arm64 TAS_SPIN = TAS and no SPIN_DELAY";
     static constexpr bool kArm64TasSpinTestsFirst = false;
     static constexpr bool kArm64SpinDelayIsb = false;
 };
 struct Pg15Release {
     static constexpr std::string_view kName = "pg15-slock";
     static constexpr std::string_view kDescription =
-        "PostgreSQL 15.0-15.19 s_lock: arm64 SPIN_DELAY = isb (new in 15), TAS_SPIN = TAS";
+        "PostgreSQL 15.0-15.19, 17.0-17.11 s_lock: arm64 SPIN_DELAY = isb, TAS_SPIN = TAS";
     static constexpr bool kArm64TasSpinTestsFirst = false;
     static constexpr bool kArm64SpinDelayIsb = true;
 };
 struct Pg18Release {
     static constexpr std::string_view kName = "pg18-slock";
     static constexpr std::string_view kDescription =
-        "PostgreSQL 18.4, 15.20 s_lock: arm64 TAS_SPIN loads before its TAS, SPIN_DELAY = isb";
+        "PostgreSQL 18.4, 17.12, 15.20 s_lock: arm64 TAS_SPIN loads before TAS, SPIN_DELAY = isb";
     static constexpr bool kArm64TasSpinTestsFirst = true;
     static constexpr bool kArm64SpinDelayIsb = true;
 };

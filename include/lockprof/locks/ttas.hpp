@@ -1,6 +1,6 @@
 // ttas: test, then test-and-set. Waits with plain loads while the lock is held and only
 // exchanges once it has seen it free: the shape of PostgreSQL's TAS_SPIN on x86_64 (every
-// release) and on arm64 from PostgreSQL 18.4 / 15.20 (pg18-slock models the real thing).
+// release) and on arm64 in PostgreSQL 18.4, 17.12 and 15.20 (pg18-slock models the real thing).
 #pragma once
 
 #include <atomic>

@@ -27,7 +27,7 @@ TEST(PgSlock, EachReleaseAcceptsOnlyItsSpinDelay) {
     EXPECT_EQ(Pg15SlockLock<Delay::none>::kDelays, kX86 ? pause : isb);   // isb from 15
     EXPECT_EQ(Pg18SlockLock<Delay::none>::kDelays, kX86 ? pause : isb);
     EXPECT_EQ(PgSlockLock<Delay::none>::kDelays, Pg18SlockLock<Delay::none>::kDelays);
-    EXPECT_EQ(Pg13SlockLock<Delay::none>::kTasSpinTestsFirst, kX86);  // arm64: from 18 / 15.20
+    EXPECT_EQ(Pg13SlockLock<Delay::none>::kTasSpinTestsFirst, kX86);  // arm64: 18.4, 17.12, 15.20
     EXPECT_EQ(Pg15SlockLock<Delay::none>::kTasSpinTestsFirst, kX86);
     EXPECT_TRUE(Pg18SlockLock<Delay::none>::kTasSpinTestsFirst);
     EXPECT_TRUE(PgSlockLock<Delay::none>::kTasSpinTestsFirst);
