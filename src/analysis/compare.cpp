@@ -124,6 +124,8 @@ std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& ba
                      std::to_string(os.work.parallel_ns));
     workload_differs("workload.shared_lines", std::to_string(bs.work.shared_lines),
                      std::to_string(os.work.shared_lines));
+    workload_differs("workload.data", workload::data_placement_name(bs.work.data),
+                     workload::data_placement_name(os.work.data));
     workload_differs("workload.pin", workload::pin_mode_name(bs.pin.mode),
                      workload::pin_mode_name(os.pin.mode));
     workload_differs("workload.delay",

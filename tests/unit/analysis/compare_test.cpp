@@ -155,6 +155,31 @@ TEST(Compare, WarnsAboutAssertionsCpuBuildAndWorkload) {
     EXPECT_NE(both[0].message.find("both builds"), std::string::npos);
 }
 
+// Every field of the workload that changes what the measured loop does is named when the two
+// runs differ in it; one mutation at a time, so a field the check forgets fails on its own.
+TEST(Compare, WarnsAboutEveryWorkloadField) {
+    const auto base = run_with({cell("tas", 1, {1e6, 1e6})});
+    using Mutation = void (*)(workload::RunSpec&);
+    const std::vector<std::pair<const char*, Mutation>> mutations = {
+        {"workload.stop", [](workload::RunSpec& s) { s.duration_ns = 123; }},
+        {"workload.critical_ns", [](workload::RunSpec& s) { s.work.critical_ns = 7; }},
+        {"workload.parallel_ns", [](workload::RunSpec& s) { s.work.parallel_ns = 7; }},
+        {"workload.shared_lines", [](workload::RunSpec& s) { s.work.shared_lines = 3; }},
+        {"workload.data",
+         [](workload::RunSpec& s) { s.work.data = workload::DataPlacement::same_line; }},
+        {"workload.pin", [](workload::RunSpec& s) { s.pin.mode = workload::PinMode::compact; }},
+        {"workload.delay", [](workload::RunSpec& s) { s.delay = arch::Delay::none; }},
+        {"workload.latency", [](workload::RunSpec& s) { s.latency = true; }},
+    };
+    for (const auto& [field, mutate] : mutations) {
+        auto other = base;
+        mutate(other.spec);
+        const auto w = provenance_warnings(base, other);
+        ASSERT_EQ(w.size(), 1u) << field;
+        EXPECT_EQ(w[0].field, field);
+    }
+}
+
 TEST(Compare, CellsWithoutTrialsAreNotCompared) {
     auto base = run_with({cell("tas", 1, {1e6, 1e6}), cell("cas", 1, {})});
     const auto r = compare_runs(base, base);
