@@ -10,6 +10,7 @@
 #include "lockprof/common/parse.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/report/plot.hpp"
+#include "lockprof/report/run_report.hpp"
 #include "lockprof/report/text_table.hpp"
 
 namespace lockprof::report {
@@ -87,7 +88,8 @@ std::string provenance_row(const std::string& name, const std::string& value, bo
                        h(value.empty() ? "(unknown)" : value));
 }
 
-std::string provenance_block(const workload::RunResult& run) {
+std::string provenance_block(const workload::RunResult& run,
+                             const std::vector<analysis::CellSummary>& summaries) {
     const auto& p = run.provenance;
     const auto& s = run.spec;
     std::string out = "<dl class=\"prov\">\n";
@@ -116,14 +118,7 @@ std::string provenance_block(const workload::RunResult& run) {
     out += provenance_row("command", p.command_line);
     out += provenance_row(
         "workload",
-        fmt::format("{}; {} trial{}; critical {} ns on {} shared line{}; parallel {} ns; pin {}; "
-                    "delay {}{}",
-                    s.duration_ns
-                        ? format_duration(static_cast<double>(*s.duration_ns)) + " per trial"
-                        : fmt::format("{} acquires per thread", s.acquires_per_thread.value_or(0)),
-                    s.trials, s.trials == 1 ? "" : "s", s.work.critical_ns, s.work.shared_lines,
-                    s.work.shared_lines == 1 ? "" : "s", s.work.parallel_ns,
-                    workload::pin_mode_name(s.pin.mode),
+        fmt::format("{}; delay {}{}", describe_workload(run, summaries),
                     s.delay ? std::string(arch::delay_name(*s.delay)) : "per-lock default",
                     s.latency ? "; latency recorded" : ""));
     if (run.calibration.ticks_per_ns > 0)
@@ -154,7 +149,11 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
         "<div class=\"scroll\"><table "
         "id=\"results-table\">\n<thead><tr><th>lock</th><th>threads</th><th>delay</th>"
         "<th>acquires/s</th><th>min</th><th>max</th><th>spread</th><th>vs first</th>"
-        "<th>CPU ns/acq</th><th>rmw/acq</th><th>spins/acq</th><th>Jain</th>";
+        "<th>CPU ns/acq</th><th>rmw/acq</th><th>spins/acq</th>";
+    const auto columns = optional_columns(summaries);
+    if (columns.sleeps) out += "<th>sleeps/acq</th>";
+    out += "<th>Jain</th>";
+    if (columns.partial) out += "<th>all-run</th>";
     for (const auto& e : events) out += fmt::format("<th>{}/acq</th>", h(e));
     out += "</tr></thead>\n<tbody>\n";
     for (const auto& s : summaries) {
@@ -164,7 +163,7 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
                            h(c.lock), c.threads, h(arch::delay_name(c.delay)));
         if (s.trials == 0) {
             out += fmt::format("<td colspan=\"{}\" class=\"l muted\">no finished trial</td></tr>\n",
-                               9 + events.size());
+                               9 + columns.sleeps + columns.partial + events.size());
             continue;
         }
         std::string versus = "baseline";
@@ -176,17 +175,20 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
                          : fmt::format("{:.2f}x", s.comparison->throughput_ratio);
         out += fmt::format(
             "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-            "<td>{}</td><td{}>{}</td>",
+            "<td>{}</td>{}<td{}>{}</td>{}",
             si(s.acquires_per_second.median), si(s.acquires_per_second.min),
             si(s.acquires_per_second.max),
             s.trials > 1 ? fmt::format("{:.1f}%", s.acquires_per_second.relative_spread() * 100)
                          : "-",
             h(versus), number(s.cpu_ns_per_acquire.median), number(s.rmw_per_acquire.median),
             number(s.spins_per_acquire.median),
+            columns.sleeps ? fmt::format("<td>{}</td>", number(s.sleeps_per_acquire.median)) : "",
             c.overlaps || c.lost_updates ? " class=\"bad\"" : "",
             c.overlaps || c.lost_updates
                 ? fmt::format("EXCLUSION FAILED ({} overlaps, {} lost)", c.overlaps, c.lost_updates)
-                : fmt::format("{:.3f}", s.jain.median));
+                : fmt::format("{:.3f}", s.jain.median),
+            columns.partial ? fmt::format("<td>{:.0f}%</td>", 100 * s.full_concurrency.median)
+                            : "");
         for (const auto& name : events) {
             const auto it = std::find_if(s.events.begin(), s.events.end(),
                                          [&](const auto& e) { return e.event == name; });
@@ -196,7 +198,16 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
         }
         out += "</tr>\n";
     }
-    return out + "</tbody></table></div>\n";
+    out += "</tbody></table></div>\n";
+    if (columns.sleeps)
+        out +=
+            "<p class=\"muted\">sleeps/acq: times a waiter gave up its CPU (pg-slock's "
+            "pg_usleep) per acquire.</p>\n";
+    if (columns.partial)
+        out +=
+            "<p class=\"muted\">all-run: share of the trial window in which every thread was "
+            "running the loop (median over trials).</p>\n";
+    return out;
 }
 
 std::string latency_section(const workload::RunResult& run,
@@ -472,8 +483,11 @@ std::string render_html_report(const workload::RunResult& run,
         "href=\"#explanation\">Explanation</a><a href=\"#annotation\">Hot instructions</a><a "
         "href=\"#flamegraph\">Flamegraph</a></nav>\n";
 
-    out += "<section id=\"provenance\">\n<h2>Provenance</h2>\n" + provenance_block(run);
+    out += "<section id=\"provenance\">\n<h2>Provenance</h2>\n" + provenance_block(run, summaries);
     std::vector<std::string> notes = run.notes;
+    for (const auto& s : summaries)
+        if (auto note = partial_concurrency_note(s); !note.empty())
+            notes.push_back(std::move(note));
     for (const auto& o : extras.omitted) notes.push_back("not in this report: " + o);
     if (!notes.empty()) {
         out += "<h3>Notes</h3>\n<ul class=\"notes\">\n";

@@ -57,8 +57,10 @@ std::string measured_work(std::uint64_t requested,
     return fmt::format(" (measured {} ns)", from == to ? from : from + "-" + to);
 }
 
-std::string workload_line(const workload::RunResult& run,
-                          const std::vector<analysis::CellSummary>& summaries) {
+}  // namespace
+
+std::string describe_workload(const workload::RunResult& run,
+                              const std::vector<analysis::CellSummary>& summaries) {
     const auto& s = run.spec;
     std::string stop =
         s.duration_ns
@@ -70,7 +72,7 @@ std::string workload_line(const workload::RunResult& run,
             ? (s.work.shared_lines == 1 ? " on the lock's line" : ", the first on the lock's line")
             : " apart from the lock";
     return fmt::format(
-        "workload: {}, {} trial{}, critical {} ns{} on {} shared line{}{}, parallel {} ns{}, pin "
+        "{}, {} trial{}, critical {} ns{} on {} shared line{}{}, parallel {} ns{}, pin "
         "{}{}",
         stop, s.trials, s.trials == 1 ? "" : "s", s.work.critical_ns,
         measured_work(s.work.critical_ns, summaries, &analysis::CellSummary::critical_work_ns),
@@ -81,7 +83,27 @@ std::string workload_line(const workload::RunResult& run,
                     : "");
 }
 
-}  // namespace
+OptionalColumns optional_columns(const std::vector<analysis::CellSummary>& summaries) {
+    OptionalColumns c;
+    for (const auto& s : summaries) {
+        c.latency |= s.latency.has_value();
+        if (s.trials == 0) continue;
+        // Sleeps only where some lock slept: a column of zeros for the others is noise.
+        c.sleeps |= s.sleeps_per_acquire.max > 0;
+        c.partial |= s.full_concurrency.median < kFullConcurrencyNote;
+    }
+    return c;
+}
+
+std::string partial_concurrency_note(const analysis::CellSummary& s) {
+    if (s.trials == 0 || !s.cell || s.full_concurrency.median >= kFullConcurrencyNote) return "";
+    return fmt::format(
+        "{} with {} threads: all threads ran at once for only {:.0f}% of the trial window; the "
+        "rest ran with fewer rivals (threads that finished their acquires early or started "
+        "late), so its figures mix contention levels. Unfair locks with --acquires do this; "
+        "--duration keeps every thread running to the end.",
+        s.cell->lock, s.cell->threads, 100 * s.full_concurrency.median);
+}
 
 std::string render_table(const workload::RunResult& run,
                          const std::vector<analysis::CellSummary>& summaries) {
@@ -94,21 +116,11 @@ std::string render_table(const workload::RunResult& run,
     out +=
         fmt::format("build: {} {}{}; kernel {}\n", p.compiler, p.build_type,
                     p.assertions ? ", ASSERTIONS ON (numbers not representative)" : "", p.kernel);
-    out += workload_line(run, summaries) + "\n";
+    out += "workload: " + describe_workload(run, summaries) + "\n";
 
     const auto events = event_names(summaries);
-    bool any_latency = false;
-    for (const auto& s : summaries) any_latency |= s.latency.has_value();
-
-    // Sleeps only where some lock slept (pg-slock): a column of zeros for the others is noise.
-    bool any_sleeps = false;
-    for (const auto& s : summaries) any_sleeps |= s.trials > 0 && s.sleeps_per_acquire.max > 0;
-
     // Full concurrency only where some cell fell short of it: then a column and a note each.
-    constexpr double kFullConcurrencyNote = 0.9;
-    bool any_partial = false;
-    for (const auto& s : summaries)
-        any_partial |= s.trials > 0 && s.full_concurrency.median < kFullConcurrencyNote;
+    const auto [any_sleeps, any_partial, any_latency] = optional_columns(summaries);
 
     std::vector<std::string> header = {"lock",      "delay",   "acquires/s",
                                        "spread",    "ns/acq",  "cpu ns/acq",
@@ -215,13 +227,8 @@ std::string render_table(const workload::RunResult& run,
             "all-run: share of the trial window in which every thread was running the loop "
             "(median over trials).\n";
     for (const auto& s : summaries)
-        if (s.trials > 0 && s.full_concurrency.median < kFullConcurrencyNote)
-            out += fmt::format(
-                "note: {} with {} threads: all threads ran at once for only {:.0f}% of the trial "
-                "window; the rest ran with fewer rivals (threads that finished their acquires "
-                "early or started late), so its figures mix contention levels. Unfair locks with "
-                "--acquires do this; --duration keeps every thread running to the end.\n",
-                s.cell->lock, s.cell->threads, 100 * s.full_concurrency.median);
+        if (const auto note = partial_concurrency_note(s); !note.empty())
+            out += "note: " + note + "\n";
     for (const auto& note : run.notes) out += "note: " + note + "\n";
     if (run.interrupted) out += "INTERRUPTED: results above cover only the trials that finished.\n";
     return out;

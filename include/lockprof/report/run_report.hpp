@@ -9,6 +9,26 @@
 
 namespace lockprof::report {
 
+// The workload as one line of text ("1.00 s per trial, 5 trials, critical 100 ns (measured
+// 98.7 ns) on 1 shared line apart from the lock, ..."), with the workers' measured work next to
+// what was asked for. The text table and the HTML report both print it.
+std::string describe_workload(const workload::RunResult& run,
+                              const std::vector<analysis::CellSummary>& summaries);
+
+// The columns a report shows only when some cell needs them, decided in one place so the text
+// table and the HTML report show the same ones.
+struct OptionalColumns {
+    bool sleeps = false;   // some lock slept (pg-slock's pg_usleep): sleeps/acq
+    bool partial = false;  // some cell ran all its threads at once for under 90% of the window
+    bool latency = false;  // some cell recorded latency
+};
+constexpr double kFullConcurrencyNote = 0.9;
+OptionalColumns optional_columns(const std::vector<analysis::CellSummary>& summaries);
+
+// The note for a cell whose threads ran all at once for under kFullConcurrencyNote of the
+// window; "" otherwise.
+std::string partial_concurrency_note(const analysis::CellSummary& s);
+
 // Header (provenance and workload), one table per thread count, notes.
 std::string render_table(const workload::RunResult& run,
                          const std::vector<analysis::CellSummary>& summaries);

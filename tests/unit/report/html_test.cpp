@@ -138,6 +138,38 @@ TEST(HtmlReport, AssertionsOnAreHighlighted) {
     EXPECT_NE(html.find("ASSERTIONS ON"), std::string::npos) << "in the plot subtitle too";
 }
 
+// The report shows what the text table shows: sleeps and the full-concurrency share where some
+// cell needs them (the same rule, report::optional_columns), and the measured work next to the
+// requested.
+TEST(HtmlReport, ShowsSleepsFullConcurrencyAndMeasuredWork) {
+    auto run = synthetic_run(false);
+    run.spec.work.critical_ns = 100;
+    {
+        const auto summaries = analysis::summarize(run);
+        const auto html =
+            render_html_report(run, summaries, gather_report_extras(run, summaries, {}));
+        EXPECT_EQ(html.find("<th>sleeps/acq</th>"), std::string::npos);
+        EXPECT_EQ(html.find("<th>all-run</th>"), std::string::npos);
+        EXPECT_EQ(html.find("(measured"), std::string::npos) << "no worker measured anything";
+    }
+    for (auto& c : run.cells)
+        for (auto& t : c.trials)
+            for (auto& th : t.threads) th.critical_work_ns = 98.5;
+    for (auto& t : run.cells[5].trials) {  // cas, 4 threads: one sleeps, one ends at a quarter
+        t.threads[0].sleeps = 7;
+        t.threads[1].end_ns = t.wall_ns / 4;
+    }
+    const auto summaries = analysis::summarize(run);
+    const auto html = render_html_report(run, summaries, gather_report_extras(run, summaries, {}));
+    EXPECT_TRUE(parses_as_html(html));
+    EXPECT_NE(html.find("critical 100 ns (measured 98.5 ns)"), std::string::npos);
+    EXPECT_NE(html.find("<th>sleeps/acq</th>"), std::string::npos);
+    EXPECT_NE(html.find("<th>all-run</th>"), std::string::npos);
+    EXPECT_NE(html.find("<td>25%</td>"), std::string::npos);
+    EXPECT_NE(html.find("cas with 4 threads: all threads ran at once for only 25%"),
+              std::string::npos);
+}
+
 TEST(HtmlReport, SaysWhatIsMissing) {
     auto run = synthetic_run(false);
     run.spec.latency = false;
