@@ -25,14 +25,6 @@ const std::vector<RunnableLock>& lock_catalog() {
 #define LOCKPROF_FLAVOUR(ns) register_flavour_##ns(all);
 #include "lockprof_flavours.inc"
 #undef LOCKPROF_FLAVOUR
-        // A flavour-independent lock compiles to the same calls in every flavour: keep the
-        // default build's entry (which needs no LSE) and drop the copies that only look
-        // different by name.
-        std::erase_if(all, [](const RunnableLock& lock) {
-            return !lock.flavour.empty() && locks::is_flavour_independent(lock.algorithm);
-        });
-        for (auto& lock : all)
-            lock.flavour_independent = locks::is_flavour_independent(lock.algorithm);
         return all;
     }();
     return catalog;

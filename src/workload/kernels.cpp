@@ -40,6 +40,7 @@ RunnableLock make_entry() {
     entry.name = entry.flavour.empty() ? entry.algorithm : entry.algorithm + "@" + entry.flavour;
     entry.description = std::string(Probe::kDescription);
     entry.excludes = locks::excludes<Probe>();
+    entry.flavour_independent = locks::flavour_independent<Probe>();
     entry.needs_lse = LOCKPROF_FLAVOUR_NEEDS_LSE != 0;
     fill_delay<L, arch::Delay::none>(entry);
     fill_delay<L, arch::Delay::pause>(entry);
@@ -49,9 +50,20 @@ RunnableLock make_entry() {
     return entry;
 }
 
+// A flavour-independent lock (pthread, empty) compiles to the same calls in every flavour, so
+// only the default build (no "@suffix", no LSE needed) instantiates it; the other flavour units
+// compile no kernels for it at all.
+constexpr bool kDefaultFlavour = sizeof(LOCKPROF_FLAVOUR_NAME) == 1;
+
+template <template <arch::Delay> class L>
+void add_entry(std::vector<RunnableLock>& out) {
+    if constexpr (kDefaultFlavour || !locks::flavour_independent<L<arch::Delay::none>>())
+        out.push_back(make_entry<L>());
+}
+
 template <template <arch::Delay> class... Ls>
 void add_all(std::vector<RunnableLock>& out, locks::LockList<Ls...>) {
-    (out.push_back(make_entry<Ls>()), ...);
+    (add_entry<Ls>(out), ...);
 }
 
 }  // namespace
