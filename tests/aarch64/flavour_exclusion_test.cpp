@@ -67,8 +67,9 @@ TEST_P(FlavourExclusion, CriticalSectionLosesNoUpdates) {
     for (const auto& t : outcome.result.threads) acquires += t.acquires;
     EXPECT_EQ(acquires, kThreads * kAcquires) << lock->name;
     EXPECT_EQ(outcome.lost_updates, 0u) << lock->name << ": MUTUAL EXCLUSION FAILED";
-    std::printf("[ EXCLUDES ] %-22s delay %-5s %llu acquires, 0 lost updates\n", lock->name.c_str(),
-                std::string(arch::delay_name(spec.delay)).c_str(),
+    EXPECT_EQ(outcome.overlaps, 0u) << lock->name << ": two holders at once";
+    std::printf("[ EXCLUDES ] %-22s delay %-5s %llu acquires, 0 overlaps, 0 lost updates\n",
+                lock->name.c_str(), std::string(arch::delay_name(spec.delay)).c_str(),
                 static_cast<unsigned long long>(acquires));
 }
 
