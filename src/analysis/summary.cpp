@@ -5,7 +5,7 @@
 
 namespace lockprof::analysis {
 
-std::optional<double> scaled_value(const workload::CounterReading& r) {
+std::optional<double> scaled_value(const profiling::CounterReading& r) {
     if (r.running_ns == 0) return std::nullopt;
     if (r.running_ns >= r.enabled_ns) return static_cast<double>(r.raw);
     return static_cast<double>(r.raw) *

@@ -14,7 +14,8 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/report/json.hpp"
-#include "lockprof/sampling/report.hpp"
+#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/report/annotation_report.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 
 namespace po = boost::program_options;
@@ -105,12 +106,12 @@ int annotate_command(const std::vector<std::string>& args, const std::vector<std
                run.sampling->event, run.provenance.timestamp_utc, run.provenance.lockprof_version);
     for (const auto& note : run.notes)
         if (note.rfind("sampling:", 0) == 0) fmt::print("note: {}\n", note);
-    const auto attribution = sampling::attribute(run, options);
-    std::cout << sampling::render_annotations(run, attribution, listing_top);
+    const auto attribution = analysis::attribute(run, options);
+    std::cout << report::render_annotations(run, attribution, listing_top);
     if (!vm["no-explain"].as<bool>()) {
         const auto summaries = analysis::summarize(run);
         const std::string text = analysis::render_explanation(
-            analysis::explain(sampling::gather_evidence(run, summaries, &attribution)));
+            analysis::explain(analysis::gather_evidence(run, summaries, &attribution)));
         if (!text.empty()) std::cout << "\n" << text;
     }
     return 0;

@@ -66,7 +66,7 @@ class PmuExtension : public RunExtension {
         if (!plan.events.empty()) instrumentation_.emplace(std::move(plan));
     }
 
-    workload::Instrumentation* instrumentation() override {
+    profiling::Instrumentation* instrumentation() override {
         return instrumentation_ ? &*instrumentation_ : nullptr;
     }
 

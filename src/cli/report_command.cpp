@@ -83,7 +83,10 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
         write_file_atomically(
             vm["output"].as<std::string>(),
             report::render_html_report(
-                run, summaries, report::gather_report_extras(run, summaries, annotate), options));
+                run, summaries,
+                report::with_flamegraph(analysis::gather_report_inputs(run, summaries, annotate),
+                                        run),
+                options));
     }
     return 0;
 }

@@ -65,18 +65,21 @@ class ReportExtension : public RunExtension {
         }
         if (report_.empty()) return;
         options_.source = "this run";
-        if (run.sampling && !report::has_raw_samples(run) && !samples_out_.empty()) {
+        if (run.sampling && !analysis::has_raw_samples(run) && !samples_out_.empty()) {
             const workload::RunResult sampled = report::read_result(samples_out_);
             const auto sampled_summaries = analysis::summarize(sampled);
             write_file_atomically(
                 report_,
                 report::render_html_report(
                     sampled, sampled_summaries,
-                    report::gather_report_extras(sampled, sampled_summaries, {}), options_));
+                    report::with_flamegraph(
+                        analysis::gather_report_inputs(sampled, sampled_summaries, {}), sampled),
+                    options_));
             return;
         }
-        auto extras = report::gather_report_extras(run, summaries, {});
-        if (run.sampling && !report::has_raw_samples(run))
+        auto extras =
+            report::with_flamegraph(analysis::gather_report_inputs(run, summaries, {}), run);
+        if (run.sampling && !analysis::has_raw_samples(run))
             extras.omitted.back() =
                 "hot instructions and flamegraph: add --samples-out FILE to a sampled run so "
                 "the report can read the raw samples back";

@@ -17,7 +17,8 @@
 #include "lockprof/common/parse.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/report/json.hpp"
-#include "lockprof/sampling/report.hpp"
+#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/report/annotation_report.hpp"
 #include "lockprof/sampling/sampler.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
@@ -133,14 +134,14 @@ class SamplingExtension : public RunExtension {
                                         info.event_note.empty() ? "" : ": " + info.event_note));
     }
 
-    workload::Instrumentation* instrumentation() override { return sampler_.get(); }
+    profiling::Instrumentation* instrumentation() override { return sampler_.get(); }
 
     void finish(workload::RunResult& run) override {
         if (!sampler_) return;
         run.sampling = sampler_->info();
         run.sampling->modules = symbols::process_modules();
         for (auto& note : sampler_->notes()) run.notes.push_back(std::move(note));
-        for (auto& note : sampling::loss_notes(run)) run.notes.push_back(std::move(note));
+        for (auto& note : analysis::loss_notes(run)) run.notes.push_back(std::move(note));
         // Raw samples stay out of --output (they are big); the copy keeps them for the
         // annotation and --samples-out.
         sampled_run_ = run;
@@ -152,17 +153,17 @@ class SamplingExtension : public RunExtension {
     void write_outputs(const workload::RunResult& run,
                        const std::vector<analysis::CellSummary>& summaries,
                        std::ostream& out) override {
-        std::optional<sampling::Attribution> attribution;
+        std::optional<analysis::Attribution> attribution;
         if (sampled_run_) {
-            attribution = sampling::attribute(*sampled_run_, annotate_);
+            attribution = analysis::attribute(*sampled_run_, annotate_);
             if (!quiet_)
-                out << sampling::render_annotations(*sampled_run_, *attribution, listing_top_);
+                out << report::render_annotations(*sampled_run_, *attribution, listing_top_);
         }
         bool events = false;
         for (const auto& s : summaries) events |= !s.events.empty();
         if (explain_.value_or(sample_ || events)) {
             const auto diagnoses = analysis::explain(
-                sampling::gather_evidence(run, summaries, attribution ? &*attribution : nullptr));
+                analysis::gather_evidence(run, summaries, attribution ? &*attribution : nullptr));
             const std::string text = analysis::render_explanation(diagnoses);
             if (!text.empty()) out << "\n" << text;
         }
@@ -174,7 +175,7 @@ class SamplingExtension : public RunExtension {
         const bool folded = outputs_.count("folded"), svg = outputs_.count("flamegraph");
         if (folded || svg) {
             const auto stacks =
-                sampling::folded_stacks(*sampled_run_, *attribution, instruction_leaf_);
+                analysis::folded_stacks(*sampled_run_, *attribution, instruction_leaf_);
             if (folded)
                 write_file_atomically(outputs_["folded"], exporting::to_folded_text(stacks));
             if (svg) {

@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t kSpinInstructions = 5;
 
 // Processes that map the same files at the same addresses resolve alike.
-std::string signature(const std::vector<workload::MappedModule>& modules) {
+std::string signature(const std::vector<profiling::MappedModule>& modules) {
     std::string out;
     for (const auto& m : modules)
         if (m.permissions.find('x') != std::string::npos)
@@ -28,7 +28,7 @@ std::string signature(const std::vector<workload::MappedModule>& modules) {
 // while attached has no enabled time and contributes 0 to such an event, not "not counted".
 std::vector<CounterTotal> totals_of(
     const std::vector<std::string>& events,
-    const std::vector<const std::vector<workload::CounterReading>*>& sets,
+    const std::vector<const std::vector<profiling::CounterReading>*>& sets,
     const std::vector<bool>& counted, double seconds) {
     std::vector<CounterTotal> out;
     for (std::size_t e = 0; e < events.size(); ++e) {
@@ -52,8 +52,8 @@ Images::Images(const RecordResult& result) {
     // Samples of processes never seen alive (no mappings) land in a group without modules,
     // and stay unresolved.
     struct Group {
-        const std::vector<workload::MappedModule>* modules = nullptr;
-        std::vector<const workload::RawSample*> samples;
+        const std::vector<profiling::MappedModule>* modules = nullptr;
+        std::vector<const profiling::RawSample*> samples;
     };
     std::map<std::string, std::size_t> by_signature;
     std::map<pid_t, std::size_t> group_of;
@@ -72,7 +72,7 @@ Images::Images(const RecordResult& result) {
         }
         groups[it->second].samples.push_back(&s);
     }
-    static const std::vector<workload::MappedModule> kNone;
+    static const std::vector<profiling::MappedModule> kNone;
     for (auto& g : groups) {
         if (g.samples.empty()) continue;
         const auto& modules = g.modules ? *g.modules : kNone;
@@ -95,7 +95,7 @@ std::regex lock_regex(const std::string& pattern) {
 Profile analyse(const RecordResult& result, const Images& images, const ProfileOptions& options) {
     Profile profile;
     // Counters: per process (its threads summed, or the command's inherited totals), overall.
-    std::vector<const std::vector<workload::CounterReading>*> all;
+    std::vector<const std::vector<profiling::CounterReading>*> all;
     std::vector<bool> counted(result.events.size(), false);
     for (const auto& p : result.processes) {
         for (std::size_t e = 0; e < p.inherited.size() && e < counted.size(); ++e)
@@ -106,7 +106,7 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
     }
     for (std::size_t i = 0; i < result.processes.size(); ++i) {
         const auto& p = result.processes[i];
-        std::vector<const std::vector<workload::CounterReading>*> sets;
+        std::vector<const std::vector<profiling::CounterReading>*> sets;
         if (!p.inherited.empty()) sets.push_back(&p.inherited);
         for (const auto& t : p.threads)
             if (!t.counters.empty()) sets.push_back(&t.counters);

@@ -492,7 +492,7 @@ std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEv
                 // "//anon" is anonymous memory (JIT code): no file to resolve against.
                 const bool file = e.name.starts_with('/') && !e.name.starts_with("//");
                 if (!(file || e.name == symbols::kVdso) || e.address < e.file_offset) break;
-                workload::MappedModule m;
+                profiling::MappedModule m;
                 m.path = e.name;
                 m.start = e.address - e.file_offset;
                 m.end = e.address + e.length;

@@ -410,38 +410,17 @@ std::string base64(std::string_view bytes) {
     return out;
 }
 
-bool has_raw_samples(const workload::RunResult& run) {
-    for (const auto& cell : run.cells)
-        for (const auto& trial : cell.trials)
-            for (const auto& thread : trial.threads)
-                if (!thread.samples.empty()) return true;
-    return false;
-}
-
-ReportExtras gather_report_extras(const workload::RunResult& run,
-                                  const std::vector<analysis::CellSummary>& summaries,
-                                  const sampling::AnnotateOptions& annotate) {
+ReportExtras with_flamegraph(analysis::ReportInputs inputs, const workload::RunResult& run) {
     ReportExtras extras;
-    if (run.sampling && has_raw_samples(run)) {
-        extras.attribution = sampling::attribute(run, annotate);
-        const auto stacks = sampling::folded_stacks(run, *extras.attribution, false);
+    static_cast<analysis::ReportInputs&>(extras) = std::move(inputs);
+    if (extras.stacks && run.sampling) {
         exporting::SvgOptions svg;
         svg.title = "lockprof: " + fmt::format("{}", fmt::join(run.spec.locks, ", "));
         svg.subtitle = fmt::format("{} sampler, {}", run.sampling->sampler, run.sampling->event);
         svg.count_name =
             run.sampling->event == "cpu-clock" ? "ns of CPU time" : run.sampling->event;
-        extras.flamegraph_svg = exporting::render_flamegraph_svg(stacks, svg);
-    } else if (run.sampling) {
-        extras.omitted.push_back(
-            "hot instructions and flamegraph: the result holds no raw samples (--output leaves "
-            "them out); write them with --samples-out FILE");
-    } else {
-        extras.omitted.push_back(
-            "hot instructions and flamegraph: the run was not sampled "
-            "(--sample)");
+        extras.flamegraph_svg = exporting::render_flamegraph_svg(*extras.stacks, svg);
     }
-    extras.explanation = analysis::explain(sampling::gather_evidence(
-        run, summaries, extras.attribution ? &*extras.attribution : nullptr));
     return extras;
 }
 

@@ -116,7 +116,7 @@ json thread_json(const workload::ThreadResult& t) {
 
 }  // namespace
 
-json sampling_json(const workload::SamplingInfo& s) {
+json sampling_json(const profiling::SamplingInfo& s) {
     json modules = json::array();
     for (const auto& m : s.modules)
         modules.push_back({{"path", m.path},
@@ -133,7 +133,7 @@ json sampling_json(const workload::SamplingInfo& s) {
             {"period", s.period},
             {"frequency", s.frequency},
             {"precise_ip", s.precise_ip},
-            {"skid", std::string(workload::skid_name(s.skid))},
+            {"skid", std::string(profiling::skid_name(s.skid))},
             {"precise_note", s.precise_note},
             {"modules", modules}};
 }
@@ -142,22 +142,22 @@ namespace {
 
 // Results written before "skid" existed: what their precise_ip means on the architecture that
 // wrote them (a hardware event whenever one was granted).
-workload::Skid skid_from_json(const json& j, const std::string& arch, int precise_ip) {
+profiling::Skid skid_from_json(const json& j, const std::string& arch, int precise_ip) {
     if (!j.contains("skid"))
         return sampling::skid_meaning(arch == "aarch64" ? pmu::Isa::aarch64 : pmu::Isa::x86_64,
                                       precise_ip > 0, precise_ip, "")
             .skid;
     const std::string name = j.at("skid");
-    for (auto skid : {workload::Skid::arbitrary, workload::Skid::constant, workload::Skid::zero})
-        if (workload::skid_name(skid) == name) return skid;
+    for (auto skid : {profiling::Skid::arbitrary, profiling::Skid::constant, profiling::Skid::zero})
+        if (profiling::skid_name(skid) == name) return skid;
     throw UsageError(fmt::format(
         "unknown skid '{}' in sampling (arbitrary, constant or zero); the file is damaged or "
         "from a newer lockprof",
         name));
 }
 
-workload::SamplingInfo sampling_from_json(const json& j, const std::string& arch) {
-    workload::SamplingInfo s;
+profiling::SamplingInfo sampling_from_json(const json& j, const std::string& arch) {
+    profiling::SamplingInfo s;
     s.sampler = j.at("sampler");
     s.sampler_reason = j.at("sampler_reason");
     s.requested_event = j.at("requested_event");

@@ -33,7 +33,7 @@ std::string value_text(const std::optional<double>& v) {
     return v ? si(*v) : "not counted";
 }
 
-json counters_json(const std::vector<workload::CounterReading>& readings) {
+json counters_json(const std::vector<profiling::CounterReading>& readings) {
     json out = json::array();
     for (const auto& c : readings) {
         json j = {{"event", c.event},

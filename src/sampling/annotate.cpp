@@ -154,7 +154,7 @@ Annotator::Annotator(const symbols::SymbolResolver& resolver, AnnotateOptions op
 
 Annotator::~Annotator() = default;
 
-CellAnnotation Annotator::annotate(const std::vector<const workload::RawSample*>& samples,
+CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*>& samples,
                                    std::uint64_t lost) {
     const auto& resolver = impl_->resolver;
     const auto& options = impl_->options;
@@ -238,29 +238,7 @@ CellAnnotation Annotator::annotate(const std::vector<const workload::RawSample*>
     return a;
 }
 
-std::vector<CellAnnotation> annotate(const workload::RunResult& run,
-                                     const symbols::SymbolResolver& resolver,
-                                     const AnnotateOptions& options) {
-    Annotator annotator(resolver, options);
-    std::vector<CellAnnotation> out;
-    for (const auto& cell : run.cells) {
-        std::vector<const workload::RawSample*> samples;
-        std::uint64_t lost = 0;
-        for (const auto& trial : cell.trials)
-            for (const auto& thread : trial.threads) {
-                lost += thread.samples_lost;
-                for (const auto& s : thread.samples) samples.push_back(&s);
-            }
-        CellAnnotation a = annotator.annotate(samples, lost);
-        a.lock = cell.lock;
-        a.flavour = cell.flavour;
-        a.threads = cell.threads;
-        out.push_back(std::move(a));
-    }
-    return out;
-}
-
-std::string render_annotation(const CellAnnotation& cell, const workload::SamplingInfo& info,
+std::string render_annotation(const CellAnnotation& cell, const profiling::SamplingInfo& info,
                               unsigned top_functions) {
     std::string out = fmt::format(
         "Annotation: {}, {} thread{} - {} samples ({} sampler, {}{}), {} lost\n", cell.lock,
@@ -346,26 +324,6 @@ std::string render_function_listing(const HotFunction& f, std::string_view loop_
     }
     if (gap) out += "                  ...\n";
     return out;
-}
-
-void add_instruction_evidence(const CellAnnotation& cell, bool precise,
-                              analysis::CellEvidence& evidence) {
-    evidence.samples = cell.samples;
-    evidence.precise = precise;
-    for (const auto& f : cell.functions) {
-        for (std::size_t i = 0; i < f.instructions.size(); ++i) {
-            const auto& ai = f.instructions[i];
-            if (ai.in_acquire_loop)
-                evidence.acquire_loop_mnemonics.push_back(ai.instruction.mnemonic);
-            if (ai.weight <= 0) continue;
-            analysis::InstructionShare share;
-            share.mnemonic = ai.instruction.mnemonic;
-            share.share = ai.share;
-            share.in_acquire_loop = ai.in_acquire_loop;
-            if (i > 0) share.previous_mnemonic = f.instructions[i - 1].instruction.mnemonic;
-            evidence.instructions.push_back(std::move(share));
-        }
-    }
 }
 
 }  // namespace lockprof::sampling

@@ -36,7 +36,7 @@ constexpr auto kPollInterval = std::chrono::milliseconds(20);
 
 class PerfSampler;
 
-class PerfThread : public workload::ThreadInstrument {
+class PerfThread : public profiling::ThreadInstrument {
   public:
     PerfThread(PerfSampler& owner, std::shared_ptr<RingBuffer> ring)
         : owner_(owner), ring_(std::move(ring)) {}
@@ -46,7 +46,7 @@ class PerfThread : public workload::ThreadInstrument {
         ioctl(ring_->fd, PERF_EVENT_IOC_DISABLE, 0);
         ring_->drain();
     }
-    void collect(workload::ThreadResult& result) override {
+    void collect(profiling::ThreadMeasurements& result) override {
         std::lock_guard guard(ring_->mutex);
         result.sampled = true;
         result.samples = std::move(ring_->samples);
@@ -61,7 +61,7 @@ class PerfThread : public workload::ThreadInstrument {
 
 class PerfSampler : public Sampler {
   public:
-    PerfSampler(const perf_event_attr& attr, workload::SamplingInfo info)
+    PerfSampler(const perf_event_attr& attr, profiling::SamplingInfo info)
         : attr_(attr), info_(std::move(info)) {
         drainer_ = std::thread([this] { drain_loop(); });
     }
@@ -74,13 +74,13 @@ class PerfSampler : public Sampler {
         drainer_.join();
     }
 
-    const workload::SamplingInfo& info() const override { return info_; }
+    const profiling::SamplingInfo& info() const override { return info_; }
     std::vector<std::string> notes() const override {
         std::lock_guard guard(registry_mutex_);
         return {notes_.begin(), notes_.end()};
     }
 
-    std::unique_ptr<workload::ThreadInstrument> attach_current_thread(unsigned) override {
+    std::unique_ptr<profiling::ThreadInstrument> attach_current_thread(unsigned) override {
         perf_event_attr attr = attr_;
         const int fd = pmu::open_event(attr);
         if (fd < 0) {
@@ -137,7 +137,7 @@ class PerfSampler : public Sampler {
     }
 
     perf_event_attr attr_;
-    workload::SamplingInfo info_;
+    profiling::SamplingInfo info_;
     mutable std::mutex registry_mutex_;
     std::condition_variable registry_changed_;
     std::set<std::shared_ptr<RingBuffer>> rings_;
@@ -154,7 +154,7 @@ PerfThread::~PerfThread() {
 }  // namespace
 
 std::unique_ptr<Sampler> make_perf_sampler(const perf_event_attr& attr,
-                                           workload::SamplingInfo info) {
+                                           profiling::SamplingInfo info) {
     return std::make_unique<PerfSampler>(attr, std::move(info));
 }
 

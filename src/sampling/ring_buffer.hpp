@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 
 #include "lockprof/sampling/task_sampler.hpp"
-#include "lockprof/workload/results.hpp"
+#include "lockprof/profiling/data.hpp"
 
 namespace lockprof::sampling {
 
@@ -42,7 +42,7 @@ struct RingBuffer {
     std::size_t mmap_size = 0;
     std::size_t data_size = 0;
     std::mutex mutex;
-    std::vector<workload::RawSample> samples;
+    std::vector<profiling::RawSample> samples;
     std::vector<TaskEvent> events;  // with attr.mmap/comm/task and sample_id_all
     std::uint64_t lost = 0;
     std::uint64_t throttled = 0;
@@ -132,7 +132,7 @@ struct RingBuffer {
             ++throttled;
         } else if (header.type == PERF_RECORD_SAMPLE) {
             // Layout of kSampleType, in the kernel's fixed order.
-            workload::RawSample s;
+            profiling::RawSample s;
             s.ip = u64(0);
             std::uint32_t pid_tid[2] = {0, 0};
             if (size >= 16) std::memcpy(pid_tid, body + 8, 8);

@@ -88,7 +88,7 @@ void check_rate(const SamplerRequest& request) {
 
 SkidMeaning skid_meaning(pmu::Isa isa, bool hardware, int granted, std::string_view event,
                          bool spe) {
-    using workload::Skid;
+    using profiling::Skid;
     if (!hardware)
         return {
             Skid::arbitrary,
@@ -131,7 +131,7 @@ SkidMeaning skid_meaning(pmu::Isa isa, bool hardware, int granted, std::string_v
 
 std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
     check_rate(request);
-    workload::SamplingInfo info;
+    profiling::SamplingInfo info;
     info.requested_event = request.event;
     if (request.period)
         info.period = *request.period;
@@ -146,7 +146,7 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
             info.event_note =
                 fmt::format("the timer sampler samples thread CPU time, not '{}'", request.event);
         info.precise_ip = 0;
-        info.skid = workload::Skid::arbitrary;
+        info.skid = profiling::Skid::arbitrary;
         info.precise_note = fmt::format("timer-signal samples: {}", kSkidNote);
         // The timer counts CPU time in ns, whatever the event would have counted.
         const std::uint64_t period_ns =
@@ -177,7 +177,7 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
 PerfChoice choose_perf_event(const SamplerRequest& request) {
     check_rate(request);
     PerfChoice choice;
-    workload::SamplingInfo& info = choice.info;
+    profiling::SamplingInfo& info = choice.info;
     info.requested_event = request.event;
     if (request.period)
         info.period = *request.period;
@@ -214,31 +214,6 @@ PerfChoice choose_perf_event(const SamplerRequest& request) {
     info.precise_note = std::move(meaning.note);
     choice.attr = p.attr;
     return choice;
-}
-
-std::vector<std::string> loss_notes(const workload::RunResult& run) {
-    std::vector<std::string> notes;
-    for (const auto& cell : run.cells) {
-        std::uint64_t kept = 0, lost = 0, unsampled = 0, threads = 0;
-        for (const auto& trial : cell.trials)
-            for (const auto& thread : trial.threads) {
-                ++threads;
-                kept += thread.samples.size();
-                lost += thread.samples_lost;
-                unsampled += thread.sampled ? 0 : 1;
-            }
-        if (lost)
-            notes.push_back(fmt::format(
-                "sampling: {} with {} threads lost {} of {} samples (buffer full); shares are "
-                "from the rest. Lower --sample-freq",
-                cell.lock, cell.threads, lost, kept + lost));
-        if (unsampled)
-            notes.push_back(fmt::format(
-                "sampling: {} with {} threads: {} of {} thread runs had no sampler; see the "
-                "note on why",
-                cell.lock, cell.threads, unsampled, threads));
-    }
-    return notes;
 }
 
 }  // namespace lockprof::sampling

@@ -46,7 +46,7 @@ std::string StackFolder::leaf(std::uint64_t ip) const {
     return out;
 }
 
-std::vector<std::string> StackFolder::frames(std::string root, const workload::RawSample& sample) {
+std::vector<std::string> StackFolder::frames(std::string root, const profiling::RawSample& sample) {
     std::vector<std::string> out;
     out.reserve(sample.callchain.size() + 3);
     out.push_back(std::move(root));

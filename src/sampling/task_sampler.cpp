@@ -9,7 +9,7 @@
 
 namespace lockprof::sampling {
 
-TaskSampler::TaskSampler(const perf_event_attr& attr, workload::SamplingInfo info)
+TaskSampler::TaskSampler(const perf_event_attr& attr, profiling::SamplingInfo info)
     : attr_(attr), info_(std::move(info)) {}
 
 TaskSampler::~TaskSampler() = default;
@@ -57,8 +57,8 @@ int TaskSampler::attach_inherited(pid_t pid, const std::vector<int>& cpus) {
     return 0;
 }
 
-std::vector<workload::RawSample> TaskSampler::drain() {
-    std::vector<workload::RawSample> out;
+std::vector<profiling::RawSample> TaskSampler::drain() {
+    std::vector<profiling::RawSample> out;
     for (auto& ring : rings_) {
         ring->drain();
         std::lock_guard guard(ring->mutex);

@@ -160,7 +160,7 @@ std::string build_id_of(const std::string& path) {
     return hex;
 }
 
-ModuleRedirect redirect_modules(std::vector<workload::MappedModule>& modules,
+ModuleRedirect redirect_modules(std::vector<profiling::MappedModule>& modules,
                                 const std::string& copy, const std::string& copy_build_id) {
     ModuleRedirect r;
     if (copy_build_id.empty()) {
@@ -197,12 +197,12 @@ ModuleRedirect redirect_modules(std::vector<workload::MappedModule>& modules,
     return r;
 }
 
-std::vector<workload::MappedModule> process_modules(pid_t pid) {
+std::vector<profiling::MappedModule> process_modules(pid_t pid) {
     const std::string path =
         pid == 0 ? std::string("/proc/self/maps") : fmt::format("/proc/{}/maps", pid);
     std::ifstream in(path);
     if (!in) throw Error(fmt::format("cannot read {}: no such process or not permitted", path));
-    std::vector<workload::MappedModule> modules;
+    std::vector<profiling::MappedModule> modules;
     std::map<std::string, std::string> build_ids;
     std::string line;
     while (std::getline(in, line)) {
@@ -214,7 +214,7 @@ std::vector<workload::MappedModule> process_modules(pid_t pid) {
         if (file != kVdso &&
             (file.empty() || file[0] != '/' || file.find(" (deleted)") != std::string::npos))
             continue;
-        workload::MappedModule m;
+        profiling::MappedModule m;
         const auto dash = range.find('-');
         m.start = std::stoull(range.substr(0, dash), nullptr, 16);
         m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
@@ -270,7 +270,7 @@ struct SymbolResolver::Impl {
     }
 };
 
-SymbolResolver::SymbolResolver(const std::vector<workload::MappedModule>& modules)
+SymbolResolver::SymbolResolver(const std::vector<profiling::MappedModule>& modules)
     : impl_(std::make_unique<Impl>()) {
     impl_->callbacks.find_elf = dwfl_linux_proc_find_elf;
     impl_->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;

@@ -79,8 +79,8 @@ void* worker_main(void* raw) {
         if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) result.cpu = -1;
     }
 
-    std::vector<std::unique_ptr<ThreadInstrument>> instruments;
-    for (Instrumentation* instrumentation : s.control->instruments)
+    std::vector<std::unique_ptr<profiling::ThreadInstrument>> instruments;
+    for (profiling::Instrumentation* instrumentation : s.control->instruments)
         if (auto attached = instrumentation->attach_current_thread(index))
             instruments.push_back(std::move(attached));
 

@@ -63,6 +63,6 @@ struct CellSummary {
 std::vector<CellSummary> summarize(const workload::RunResult& run);
 
 // Scales a counter reading for multiplexing; nullopt when it never ran.
-std::optional<double> scaled_value(const workload::CounterReading& reading);
+std::optional<double> scaled_value(const profiling::CounterReading& reading);
 
 }  // namespace lockprof::analysis

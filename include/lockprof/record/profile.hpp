@@ -88,7 +88,7 @@ struct Profile {
 class Images {
   public:
     struct Image {
-        std::vector<const workload::RawSample*> samples;
+        std::vector<const profiling::RawSample*> samples;
         bool has_modules = false;  // false: samples of processes never seen alive
         symbols::SymbolResolver resolver;
     };

@@ -51,8 +51,8 @@ struct RecordSpec {
 struct TaskRecord {
     pid_t tid = 0;
     std::string comm;
-    std::vector<workload::CounterReading> counters;  // event order; pid/match modes
-    bool attached = false;                           // counters opened
+    std::vector<profiling::CounterReading> counters;  // event order; pid/match modes
+    bool attached = false;                            // counters opened
 };
 
 struct ProcessRecord {
@@ -62,9 +62,9 @@ struct ProcessRecord {
     std::vector<TaskRecord> threads;  // pid/match: per-thread counters
     // command: the command and everything it started, summed by the kernel (inherited
     // counters cannot be split per thread); empty for the processes it started.
-    std::vector<workload::CounterReading> inherited;
-    std::vector<workload::MappedModule> modules;  // latest snapshot of its file mappings
-    std::string problem;                          // why it could not be (fully) recorded
+    std::vector<profiling::CounterReading> inherited;
+    std::vector<profiling::MappedModule> modules;  // latest snapshot of its file mappings
+    std::string problem;                           // why it could not be (fully) recorded
 };
 
 struct RecordResult {
@@ -76,8 +76,8 @@ struct RecordResult {
     double duration_s = 0;
     std::vector<std::string> events;  // counted, in reading order
     std::vector<ProcessRecord> processes;
-    std::optional<workload::SamplingInfo> sampling;  // its modules are unused: per process
-    std::vector<workload::RawSample> samples;        // with pid and tid
+    std::optional<profiling::SamplingInfo> sampling;  // its modules are unused: per process
+    std::vector<profiling::RawSample> samples;        // with pid and tid
     std::uint64_t samples_lost = 0;
     std::vector<std::string> notes;
     std::optional<int> exit_status;  // command: its exit code, 128+signal when killed
@@ -103,7 +103,7 @@ class CommandError : public Error {
 // file's first, non-executable segment is missing.
 struct ReplayedProcess {
     std::string comm;
-    std::vector<workload::MappedModule> modules;
+    std::vector<profiling::MappedModule> modules;
 };
 std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEvent> events);
 

@@ -8,10 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "lockprof/analysis/explain.hpp"
+#include "lockprof/analysis/attribution.hpp"
 #include "lockprof/analysis/summary.hpp"
-#include "lockprof/sampling/annotate.hpp"
-#include "lockprof/sampling/report.hpp"
 #include "lockprof/workload/results.hpp"
 
 namespace lockprof::report {
@@ -25,22 +23,12 @@ struct HtmlReportOptions {
     unsigned max_instructions = 24;   // rows per function listing
 };
 
-// What the report shows beyond the summaries. Missing parts are explained in `omitted`.
-struct ReportExtras {
-    std::vector<analysis::PairDiagnosis> explanation;
-    std::optional<sampling::Attribution> attribution;  // cells in run order
-    std::string flamegraph_svg;                        // "" when there are no samples
-    std::vector<std::string> omitted;  // "no flamegraph: ..." lines shown in the report
+// The report's inputs beyond the summaries (analysis::gather_report_inputs) with the
+// flamegraph rendered.
+struct ReportExtras : analysis::ReportInputs {
+    std::string flamegraph_svg;  // "" when there are no samples
 };
-
-// Explanation always; annotation and flamegraph when `run` holds raw samples (a live run, or
-// a file written with --samples-out); `omitted` says why a part is missing.
-ReportExtras gather_report_extras(const workload::RunResult& run,
-                                  const std::vector<analysis::CellSummary>& summaries,
-                                  const sampling::AnnotateOptions& annotate);
-
-// True when any thread of any trial holds a raw sample.
-bool has_raw_samples(const workload::RunResult& run);
+ReportExtras with_flamegraph(analysis::ReportInputs inputs, const workload::RunResult& run);
 
 std::string render_html_report(const workload::RunResult& run,
                                const std::vector<analysis::CellSummary>& summaries,

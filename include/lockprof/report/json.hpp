@@ -21,7 +21,7 @@ nlohmann::json to_json(const workload::RunResult& run,
 
 // The provenance and sampling objects of the result file, for other documents (record's).
 nlohmann::json provenance_json(const workload::Provenance& provenance);
-nlohmann::json sampling_json(const workload::SamplingInfo& sampling);
+nlohmann::json sampling_json(const profiling::SamplingInfo& sampling);
 
 // Reads a result file back (raw data only; summaries are recomputed by the caller). Throws
 // UsageError naming the file for unreadable files, other schemas and versions, and truncation.

@@ -19,10 +19,9 @@
 #include <string_view>
 #include <vector>
 
-#include "lockprof/analysis/explain.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
-#include "lockprof/workload/results.hpp"
+#include "lockprof/profiling/data.hpp"
 
 namespace lockprof::sampling {
 
@@ -89,7 +88,7 @@ class Annotator {
 
     // The samples' functions, hottest first, the top ones (and always_annotate's) with their
     // instructions. lock, flavour and threads are left for the caller to name.
-    CellAnnotation annotate(const std::vector<const workload::RawSample*>& samples,
+    CellAnnotation annotate(const std::vector<const profiling::RawSample*>& samples,
                             std::uint64_t lost = 0);
 
   private:
@@ -97,21 +96,12 @@ class Annotator {
     std::unique_ptr<Impl> impl_;
 };
 
-// Aggregates every cell's samples and annotates its hottest functions.
-std::vector<CellAnnotation> annotate(const workload::RunResult& run,
-                                     const symbols::SymbolResolver& resolver,
-                                     const AnnotateOptions& options);
-
 // The listing for one cell. `info` supplies the sampler and the skid note.
-std::string render_annotation(const CellAnnotation& cell, const workload::SamplingInfo& info,
+std::string render_annotation(const CellAnnotation& cell, const profiling::SamplingInfo& info,
                               unsigned top_functions);
 
 // One function's listing: percent, address and instruction, the loop marked `|` (named
 // `loop_name` in the legend: "acquire loop", "hottest loop"), hot parts of long functions only.
 std::string render_function_listing(const HotFunction& function, std::string_view loop_name);
-
-// What explain() needs from an annotation: sampled instructions with shares and classes.
-void add_instruction_evidence(const CellAnnotation& cell, bool precise,
-                              analysis::CellEvidence& evidence);
 
 }  // namespace lockprof::sampling

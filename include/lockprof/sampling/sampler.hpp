@@ -1,6 +1,6 @@
 // Samplers: where each worker thread spends its time, one sample at a time.
 //
-// Two implementations behind workload::Instrumentation, both per thread and opened by the
+// Two implementations behind profiling::Instrumentation, both per thread and opened by the
 // thread they measure (pid 0, cpu -1):
 //  - perf: a non-inherited perf_event with an mmap ring buffer (the kernel refuses mmap on
 //    inherited events). PERF_SAMPLE_IP | TID | TIME | PERIOD | CALLCHAIN, user space only.
@@ -19,8 +19,8 @@
 #include <linux/perf_event.h>
 
 #include "lockprof/pmu/aliases.hpp"
-#include "lockprof/workload/instrument.hpp"
-#include "lockprof/workload/results.hpp"
+#include "lockprof/profiling/instrument.hpp"
+#include "lockprof/profiling/data.hpp"
 
 namespace lockprof::sampling {
 
@@ -42,10 +42,10 @@ struct SamplerRequest {
     std::optional<std::uint64_t> window_ns;
 };
 
-class Sampler : public workload::Instrumentation {
+class Sampler : public profiling::Instrumentation {
   public:
     // What sampler and event were used and why (goes into RunResult::sampling).
-    virtual const workload::SamplingInfo& info() const = 0;
+    virtual const profiling::SamplingInfo& info() const = 0;
     // Things the user must know that happened while sampling (threads that could not be
     // sampled, buffers that had to shrink). Each distinct message once.
     virtual std::vector<std::string> notes() const = 0;
@@ -61,16 +61,16 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request);
 // `error` is the one-line reason when perf_event sampling does not work here at all.
 struct PerfChoice {
     perf_event_attr attr{};
-    workload::SamplingInfo info;  // sampler "perf"; sampler_reason left to the caller
+    profiling::SamplingInfo info;  // sampler "perf"; sampler_reason left to the caller
     std::string error;
 };
 PerfChoice choose_perf_event(const SamplerRequest& request);
 
 std::unique_ptr<Sampler> make_perf_sampler(const perf_event_attr& attr,
-                                           workload::SamplingInfo info);
+                                           profiling::SamplingInfo info);
 std::unique_ptr<Sampler> make_timer_sampler(std::uint64_t period_ns,
                                             std::optional<std::uint64_t> window_ns,
-                                            workload::SamplingInfo info);
+                                            profiling::SamplingInfo info);
 
 // What the precise_ip the kernel granted means for samples of `event` on `isa`: the skid and
 // the note the annotation prints. `hardware`: counted by a PMU (software clocks have no precise
@@ -79,13 +79,10 @@ std::unique_ptr<Sampler> make_timer_sampler(std::uint64_t period_ns,
 // (Intel PEBS, AMD IBS); the arm64 kernel accepts precise_ip on core PMUs and ignores it, so
 // there it never removes skid (only SPE, a separate PMU, names the instruction).
 struct SkidMeaning {
-    workload::Skid skid = workload::Skid::arbitrary;
+    profiling::Skid skid = profiling::Skid::arbitrary;
     std::string note;
 };
 SkidMeaning skid_meaning(pmu::Isa isa, bool hardware, int granted, std::string_view event,
                          bool spe = false);
-
-// Per-cell sample totals and losses, as notes the run prints ("sampling: ... lost").
-std::vector<std::string> loss_notes(const workload::RunResult& run);
 
 }  // namespace lockprof::sampling

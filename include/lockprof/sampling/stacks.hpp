@@ -12,7 +12,7 @@
 
 #include "lockprof/sampling/annotate.hpp"
 #include "lockprof/symbols/resolver.hpp"
-#include "lockprof/workload/results.hpp"
+#include "lockprof/profiling/data.hpp"
 
 namespace lockprof::sampling {
 
@@ -36,7 +36,7 @@ class StackFolder {
 
     // `root` first, then the callers outermost first, the sampled function, and the
     // instruction leaf.
-    std::vector<std::string> frames(std::string root, const workload::RawSample& sample);
+    std::vector<std::string> frames(std::string root, const profiling::RawSample& sample);
 
   private:
     const std::string& function(std::uint64_t address);

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "lockprof/workload/results.hpp"
+#include "lockprof/profiling/data.hpp"
 
 namespace lockprof::symbols {
 
@@ -43,12 +43,12 @@ inline constexpr std::string_view kKernel = "[kernel]";
 
 // The file-backed mappings of process `pid` (0: this process), with GNU build ids, and its
 // vDSO (path kVdso, no build id).
-std::vector<workload::MappedModule> process_modules(pid_t pid = 0);
+std::vector<profiling::MappedModule> process_modules(pid_t pid = 0);
 
 class SymbolResolver {
   public:
     // Resolves addresses as they were in the process that had these mappings.
-    explicit SymbolResolver(const std::vector<workload::MappedModule>& modules);
+    explicit SymbolResolver(const std::vector<profiling::MappedModule>& modules);
     ~SymbolResolver();
     SymbolResolver(SymbolResolver&&) noexcept;
     SymbolResolver& operator=(SymbolResolver&&) noexcept;
@@ -98,7 +98,7 @@ struct ModuleRedirect {
     std::size_t mappings = 0;  // mappings now pointing at the copy
     std::string refusal;       // non-empty: no recorded file has the copy's build id
 };
-ModuleRedirect redirect_modules(std::vector<workload::MappedModule>& modules,
+ModuleRedirect redirect_modules(std::vector<profiling::MappedModule>& modules,
                                 const std::string& copy, const std::string& copy_build_id);
 
 }  // namespace lockprof::symbols

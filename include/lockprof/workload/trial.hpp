@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "lockprof/workload/catalog.hpp"
-#include "lockprof/workload/instrument.hpp"
+#include "lockprof/profiling/instrument.hpp"
 #include "lockprof/workload/results.hpp"
 #include "lockprof/workload/spec.hpp"
 
 namespace lockprof::workload {
 
 struct RunControl {
-    std::vector<Instrumentation*> instruments;
+    std::vector<profiling::Instrumentation*> instruments;
     // Set asynchronously (SIGINT); the running trial stops early and is reported interrupted.
     const std::atomic<bool>* interrupted = nullptr;
 };

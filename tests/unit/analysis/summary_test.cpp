@@ -74,7 +74,7 @@ TEST(Summary, EventsAreScaledAndNeverRunIsNotCounted) {
 }
 
 TEST(Summary, ScaledValueIsOverflowSafe) {
-    workload::CounterReading r{"cycles", UINT64_MAX / 2, UINT64_MAX, UINT64_MAX / 4};
+    profiling::CounterReading r{"cycles", UINT64_MAX / 2, UINT64_MAX, UINT64_MAX / 4};
     const auto v = analysis::scaled_value(r);
     ASSERT_TRUE(v.has_value());
     EXPECT_NEAR(*v / (static_cast<double>(UINT64_MAX) * 2), 1.0, 1e-9);

@@ -86,7 +86,7 @@ TEST(PmuGroups, ShortOrForeignReadsCountAsNotCounted) {
 }
 
 TEST(PmuScaling, RunningFractionScalesAndNeverRunIsNotZero) {
-    workload::CounterReading r{"cycles", 1000, 2000, 1000};
+    profiling::CounterReading r{"cycles", 1000, 2000, 1000};
     EXPECT_DOUBLE_EQ(*analysis::scaled_value(r), 2000.0);
     r.running_ns = 0;
     EXPECT_FALSE(analysis::scaled_value(r).has_value());
@@ -97,7 +97,7 @@ TEST(PmuScaling, RunningFractionScalesAndNeverRunIsNotZero) {
 TEST(PmuScaling, HugeValuesDoNotOverflow) {
     constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
     // raw * enabled would overflow 64-bit integer math many times over.
-    workload::CounterReading r{"cycles", max / 2, max, max / 4};
+    profiling::CounterReading r{"cycles", max / 2, max, max / 4};
     const double scaled = *analysis::scaled_value(r);
     EXPECT_TRUE(std::isfinite(scaled));
     EXPECT_NEAR(scaled / (static_cast<double>(max) * 2.0), 1.0, 1e-9);

@@ -79,7 +79,7 @@ bool parses_as_html(const std::string& html) {
 TEST(HtmlReport, HasEverySectionPlotAndTable) {
     const auto run = synthetic_run(false);
     const auto summaries = analysis::summarize(run);
-    const auto extras = gather_report_extras(run, summaries, {});
+    const auto extras = with_flamegraph(analysis::gather_report_inputs(run, summaries, {}), run);
     const auto html = render_html_report(run, summaries, extras);
     EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
     EXPECT_TRUE(parses_as_html(html));
@@ -112,7 +112,7 @@ TEST(HtmlReport, HasEverySectionPlotAndTable) {
 TEST(HtmlReport, IsSelfContained) {
     const auto run = synthetic_run(false);
     const auto summaries = analysis::summarize(run);
-    ReportExtras extras = gather_report_extras(run, summaries, {});
+    ReportExtras extras = with_flamegraph(analysis::gather_report_inputs(run, summaries, {}), run);
     extras.flamegraph_svg =
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" "
         "height=\"77\"><text>x</text></svg>";
@@ -132,7 +132,8 @@ TEST(HtmlReport, IsSelfContained) {
 TEST(HtmlReport, AssertionsOnAreHighlighted) {
     const auto run = synthetic_run(true);
     const auto summaries = analysis::summarize(run);
-    const auto html = render_html_report(run, summaries, gather_report_extras(run, summaries, {}));
+    const auto html = render_html_report(
+        run, summaries, with_flamegraph(analysis::gather_report_inputs(run, summaries, {}), run));
     EXPECT_NE(html.find("id=\"assertions-banner\""), std::string::npos);
     EXPECT_NE(html.find("<dd class=\"alert\">ON: numbers not representative"), std::string::npos);
     EXPECT_NE(html.find("ASSERTIONS ON"), std::string::npos) << "in the plot subtitle too";
@@ -146,8 +147,9 @@ TEST(HtmlReport, ShowsSleepsFullConcurrencyAndMeasuredWork) {
     run.spec.work.critical_ns = 100;
     {
         const auto summaries = analysis::summarize(run);
-        const auto html =
-            render_html_report(run, summaries, gather_report_extras(run, summaries, {}));
+        const auto html = render_html_report(
+            run, summaries,
+            with_flamegraph(analysis::gather_report_inputs(run, summaries, {}), run));
         EXPECT_EQ(html.find("<th>sleeps/acq</th>"), std::string::npos);
         EXPECT_EQ(html.find("<th>all-run</th>"), std::string::npos);
         EXPECT_EQ(html.find("(measured"), std::string::npos) << "no worker measured anything";
@@ -160,7 +162,8 @@ TEST(HtmlReport, ShowsSleepsFullConcurrencyAndMeasuredWork) {
         t.threads[1].end_ns = t.wall_ns / 4;
     }
     const auto summaries = analysis::summarize(run);
-    const auto html = render_html_report(run, summaries, gather_report_extras(run, summaries, {}));
+    const auto html = render_html_report(
+        run, summaries, with_flamegraph(analysis::gather_report_inputs(run, summaries, {}), run));
     EXPECT_TRUE(parses_as_html(html));
     EXPECT_NE(html.find("critical 100 ns (measured 98.5 ns)"), std::string::npos);
     EXPECT_NE(html.find("<th>sleeps/acq</th>"), std::string::npos);
@@ -176,9 +179,9 @@ TEST(HtmlReport, SaysWhatIsMissing) {
     for (auto& c : run.cells)
         for (auto& t : c.trials)
             for (auto& th : t.threads) th.latency = {}, th.counters.clear();
-    run.sampling = workload::SamplingInfo{};
+    run.sampling = profiling::SamplingInfo{};
     const auto summaries = analysis::summarize(run);
-    const auto extras = gather_report_extras(run, summaries, {});
+    const auto extras = with_flamegraph(analysis::gather_report_inputs(run, summaries, {}), run);
     ASSERT_EQ(extras.omitted.size(), 1u);
     EXPECT_NE(extras.omitted[0].find("--samples-out"), std::string::npos);
     const auto html = render_html_report(run, summaries, extras);

@@ -43,7 +43,7 @@ extern "C" __attribute__((noinline)) void lockprof_sampler_test_spin(std::uint64
 }
 
 struct Collected {
-    workload::ThreadResult result;
+    profiling::ThreadMeasurements result;
     bool attached = false;
 };
 
@@ -65,7 +65,8 @@ Collected sample_spin(Sampler& sampler, std::uint64_t cpu_ns) {
 
 // Share of the samples' weight inside lockprof_sampler_test_spin and callees it inlined;
 // clock_gettime's vDSO time counts as outside.
-double share_in_spin(const workload::ThreadResult& r, const symbols::SymbolResolver& resolver) {
+double share_in_spin(const profiling::ThreadMeasurements& r,
+                     const symbols::SymbolResolver& resolver) {
     double in = 0, all = 0;
     for (const auto& s : r.samples) {
         all += static_cast<double>(s.weight);
@@ -81,7 +82,7 @@ double share_in_spin(const workload::ThreadResult& r, const symbols::SymbolResol
 }
 
 TEST(TimerSampler, SamplesLandInTheSpinningFunction) {
-    workload::SamplingInfo info;
+    profiling::SamplingInfo info;
     info.sampler = "timer";
     auto sampler = make_timer_sampler(1'000'000, 2'000'000'000ull, info);
     const auto c = sample_spin(*sampler, 300'000'000);
@@ -105,7 +106,7 @@ TEST(TimerSampler, SamplesLandInTheSpinningFunction) {
 }
 
 TEST(TimerSampler, FullBufferCountsLostSamples) {
-    workload::SamplingInfo info;
+    profiling::SamplingInfo info;
     // A window of 0 ns leaves the minimum 16 slots; 300 ms of CPU time gives at least 30
     // timer signals even with a 100 Hz tick.
     auto sampler = make_timer_sampler(1'000'000, 0, info);
@@ -163,7 +164,7 @@ TEST(PerfSampler, FallsBackToCpuClockAndSaysWhy) {
     EXPECT_EQ(info.event, "cpu-clock");
     EXPECT_FALSE(info.event_note.empty() && info.sampler == "perf");
     EXPECT_NE(info.precise_note.find("skid"), std::string::npos);
-    EXPECT_EQ(info.skid, workload::Skid::arbitrary);
+    EXPECT_EQ(info.skid, profiling::Skid::arbitrary);
 }
 
 TEST(MakeSampler, RejectsContradictoryRequests) {
@@ -186,7 +187,7 @@ TEST(SkidMeaning, Arm64CorePmusNeverRemoveSkid) {
     // ignores it.
     for (int granted : {1, 2, 3}) {
         const auto m = skid_meaning(pmu::Isa::aarch64, true, granted, "cycles");
-        EXPECT_EQ(m.skid, workload::Skid::arbitrary) << granted;
+        EXPECT_EQ(m.skid, profiling::Skid::arbitrary) << granted;
         EXPECT_NE(m.note.find(fmt::format("precise_ip {} accepted for cycles, but arm64 core "
                                           "PMUs have no skid-free sampling",
                                           granted)),
@@ -202,7 +203,7 @@ TEST(SkidMeaning, Arm64CorePmusNeverRemoveSkid) {
                   .note.find("SPE (arm_spe_0, present here)"),
               std::string::npos);
     const auto none = skid_meaning(pmu::Isa::aarch64, true, 0, "cycles");
-    EXPECT_EQ(none.skid, workload::Skid::arbitrary);
+    EXPECT_EQ(none.skid, profiling::Skid::arbitrary);
     EXPECT_EQ(none.note.rfind("precise_ip not granted for cycles: samples land on the "
                               "instruction after the stalling one (skid)",
                               0),
@@ -212,21 +213,21 @@ TEST(SkidMeaning, Arm64CorePmusNeverRemoveSkid) {
 
 TEST(SkidMeaning, X86LevelsAsPerfEventOpenDefinesThem) {
     const auto zero_granted = skid_meaning(pmu::Isa::x86_64, true, 0, "cycles");
-    EXPECT_EQ(zero_granted.skid, workload::Skid::arbitrary);
+    EXPECT_EQ(zero_granted.skid, profiling::Skid::arbitrary);
     EXPECT_EQ(zero_granted.note.rfind("precise_ip not granted for cycles: samples land", 0), 0u);
     const auto constant = skid_meaning(pmu::Isa::x86_64, true, 1, "cycles");
-    EXPECT_EQ(constant.skid, workload::Skid::constant);
+    EXPECT_EQ(constant.skid, profiling::Skid::constant);
     EXPECT_NE(constant.note.find("precise_ip 1 granted for cycles (constant skid"),
               std::string::npos)
         << constant.note;
     EXPECT_NE(constant.note.find("the one before it was waiting"), std::string::npos);
     const auto requested = skid_meaning(pmu::Isa::x86_64, true, 2, "cycles");
-    EXPECT_EQ(requested.skid, workload::Skid::zero);
+    EXPECT_EQ(requested.skid, profiling::Skid::zero);
     EXPECT_EQ(requested.note,
               "precise_ip 2 granted for cycles (zero skid requested: Intel PEBS with the IP "
               "fix-up, AMD IBS): samples name the instruction that caused the event");
     const auto required = skid_meaning(pmu::Isa::x86_64, true, 3, "cycles");
-    EXPECT_EQ(required.skid, workload::Skid::zero);
+    EXPECT_EQ(required.skid, profiling::Skid::zero);
     EXPECT_NE(required.note.find("precise_ip 3 granted for cycles (zero skid required"),
               std::string::npos)
         << required.note;
@@ -235,7 +236,7 @@ TEST(SkidMeaning, X86LevelsAsPerfEventOpenDefinesThem) {
 TEST(SkidMeaning, SoftwareEventsHaveNoPreciseMode) {
     for (auto isa : {pmu::Isa::x86_64, pmu::Isa::aarch64}) {
         const auto m = skid_meaning(isa, false, 0, "cpu-clock");
-        EXPECT_EQ(m.skid, workload::Skid::arbitrary);
+        EXPECT_EQ(m.skid, profiling::Skid::arbitrary);
         EXPECT_EQ(m.note.rfind("cpu-clock is a software event, precise_ip does not apply: "
                                "samples land on the instruction after the stalling one (skid)",
                                0),

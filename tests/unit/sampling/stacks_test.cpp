@@ -32,7 +32,7 @@ TEST(FrameName, SymbolModuleOrUnknown) {
 
 TEST(StackFolder, CallersRootFirstThenTheSampledFunctionAndItsInstruction) {
     const auto resolver = symbols::SymbolResolver::for_process();
-    workload::RawSample s;
+    profiling::RawSample s;
     s.ip = address_of(&stacks_test_callee) + 4;
     s.callchain = {address_of(&stacks_test_caller) + 8};  // a return address inside the caller
 
@@ -52,7 +52,7 @@ TEST(StackFolder, CodeOutsideEveryFileIsUnknown) {
     const auto resolver = symbols::SymbolResolver::for_process();
     void* anonymous = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(anonymous, MAP_FAILED);
-    workload::RawSample s;
+    profiling::RawSample s;
     s.ip = reinterpret_cast<std::uint64_t>(anonymous) + 16;
     StackFolder folder(resolver, true);
     const auto frames = folder.frames("p", s);

@@ -1,13 +1,13 @@
 // The explanation's evidence from a sampled run: whether samples are read as naming the
 // instruction that caused the event (zero skid) follows what precise_ip means on the CPU that
 // ran, not the granted level alone.
-#include "lockprof/sampling/report.hpp"
+#include "lockprof/analysis/attribution.hpp"
 
 #include <gtest/gtest.h>
 
 #include "lockprof/report/json.hpp"
 
-namespace lockprof::sampling {
+namespace lockprof::analysis {
 namespace {
 
 workload::RunResult sampled_run(const std::string& arch, int precise_ip) {
@@ -26,7 +26,7 @@ workload::RunResult sampled_run(const std::string& arch, int precise_ip) {
     trial.threads.push_back(thread);
     cell.trials.push_back(trial);
     run.cells.push_back(cell);
-    workload::SamplingInfo info;
+    profiling::SamplingInfo info;
     info.sampler = "perf";
     info.event = info.requested_event = "cycles";
     info.frequency = 1000;
@@ -63,14 +63,14 @@ TEST(GatherEvidence, Arm64PreciseIpIsNotZeroSkid) {
 
 TEST(GatherEvidence, FollowsTheRecordedSkid) {
     auto run = sampled_run("aarch64", 2);
-    run.sampling->skid = workload::Skid::arbitrary;
+    run.sampling->skid = profiling::Skid::arbitrary;
     EXPECT_FALSE(evidence_is_precise(run));
     run = sampled_run("x86_64", 2);
-    run.sampling->skid = workload::Skid::zero;
+    run.sampling->skid = profiling::Skid::zero;
     EXPECT_TRUE(evidence_is_precise(run));
-    run.sampling->skid = workload::Skid::constant;
+    run.sampling->skid = profiling::Skid::constant;
     EXPECT_FALSE(evidence_is_precise(run));
 }
 
 }  // namespace
-}  // namespace lockprof::sampling
+}  // namespace lockprof::analysis
