@@ -4,7 +4,7 @@
 #   scripts/setup.sh --cross    also the aarch64 cross toolchain, qemu-user and arm64 libraries
 #   scripts/setup.sh --extras   also chromium (SVG/report rendering tests) and postgresql
 #   scripts/setup.sh --system   also qemu-system-arm, cpio and e2fsprogs (the emulated arm64
-#                               system of scripts/test-arm-system.sh), python3 for its checks
+#                               system of scripts/test-arm-system.sh)
 set -euo pipefail
 
 want_cross=0
@@ -22,12 +22,13 @@ done
 packages=(cmake ninja-build g++ pkg-config git binutils clang-format
           libpfm4-dev libfmt-dev libboost-program-options-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libdw-dev libelf-dev libxml2-dev linux-perf bc)
+# python3: the Layering test (tests/layering/check_layers.py) and the arm64 system's checks.
+command -v python3 >/dev/null || packages+=(python3)
 if [[ $want_cross == 1 ]]; then
   packages+=(g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user)
 fi
 if [[ $want_system == 1 ]]; then
   packages+=(qemu-system-arm cpio e2fsprogs)
-  command -v python3 >/dev/null || packages+=(python3)
 fi
 if [[ $want_extras == 1 ]]; then
   packages+=(chromium postgresql postgresql-contrib libxml2-utils)
