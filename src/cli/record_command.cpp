@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <boost/program_options.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "cli/sampling_options.hpp"
 #include "lockprof/common/atomic_file.hpp"
@@ -126,18 +127,7 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
     // clang-format on
     po::options_description all;
     all.add(target).add(counting).add(sampling_options);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args)
-                      .options(all)
-                      .style(po::command_line_style::default_style &
-                             ~po::command_line_style::allow_guessing)
-                      .run(),
-                  vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("record: {}; see `lockprof record --help`", e.what()));
-    }
+    const auto vm = parse_arguments(args, all, "record");
     if (vm.count("help")) {
         std::cout << kUsage << all
                   << "\nSee docs/record.md for permissions, outputs and symbols.\n";
