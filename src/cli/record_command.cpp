@@ -231,19 +231,17 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
             write_file_atomically(vm["folded"].as<std::string>(),
                                   exporting::to_folded_text(stacks));
         if (vm.count("flamegraph")) {
-            exporting::SvgOptions svg;
-            svg.title =
-                "lockprof record: " +
-                (spec.mode == record::Mode::command ? fmt::format("{}", fmt::join(command, " "))
-                 : spec.mode == record::Mode::match ? spec.match
-                                                    : vm["pid"].as<std::string>());
-            svg.subtitle = fmt::format("{} samples of {}", profile.samples,
-                                       result.sampling ? result.sampling->event : "");
-            svg.count_name = result.sampling && result.sampling->event == "cpu-clock"
-                                 ? "ns of CPU time"
-                                 : (result.sampling ? result.sampling->event : "samples");
-            write_file_atomically(vm["flamegraph"].as<std::string>(),
-                                  exporting::render_flamegraph_svg(stacks, svg));
+            const std::string event = result.sampling ? result.sampling->event : "";
+            const std::string target =
+                spec.mode == record::Mode::command ? fmt::format("{}", fmt::join(command, " "))
+                : spec.mode == record::Mode::match ? spec.match
+                                                   : vm["pid"].as<std::string>();
+            write_file_atomically(
+                vm["flamegraph"].as<std::string>(),
+                exporting::render_flamegraph_svg(
+                    stacks, exporting::sampled_flamegraph_options(
+                                "lockprof record", target,
+                                fmt::format("{} samples of {}", profile.samples, event), event)));
         }
     }
     if (result.exit_status) return *result.exit_status;

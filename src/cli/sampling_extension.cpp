@@ -178,15 +178,9 @@ class SamplingExtension : public RunExtension {
             if (folded)
                 write_file_atomically(outputs_["folded"], exporting::to_folded_text(stacks));
             if (svg) {
-                exporting::SvgOptions options;
-                options.title = "lockprof: " + fmt::format("{}", fmt::join(run.spec.locks, ", "));
-                options.subtitle = fmt::format("{} sampler, {}", sampled_run_->sampling->sampler,
-                                               sampled_run_->sampling->event);
-                options.count_name = sampled_run_->sampling->event == "cpu-clock"
-                                         ? "ns of CPU time"
-                                         : sampled_run_->sampling->event;
                 write_file_atomically(outputs_["flamegraph"],
-                                      exporting::render_flamegraph_svg(stacks, options));
+                                      exporting::render_flamegraph_svg(
+                                          stacks, sampling::flamegraph_options(*sampled_run_)));
             }
         }
     }

@@ -425,12 +425,8 @@ ReportExtras gather_report_extras(const workload::RunResult& run,
     if (run.sampling && has_raw_samples(run)) {
         extras.attribution = sampling::attribute(run, annotate);
         const auto stacks = sampling::folded_stacks(run, *extras.attribution, false);
-        exporting::SvgOptions svg;
-        svg.title = "lockprof: " + fmt::format("{}", fmt::join(run.spec.locks, ", "));
-        svg.subtitle = fmt::format("{} sampler, {}", run.sampling->sampler, run.sampling->event);
-        svg.count_name =
-            run.sampling->event == "cpu-clock" ? "ns of CPU time" : run.sampling->event;
-        extras.flamegraph_svg = exporting::render_flamegraph_svg(stacks, svg);
+        extras.flamegraph_svg =
+            exporting::render_flamegraph_svg(stacks, sampling::flamegraph_options(run));
     } else if (run.sampling) {
         extras.omitted.push_back(
             "hot instructions and flamegraph: the result holds no raw samples (--output leaves "

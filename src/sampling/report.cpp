@@ -5,6 +5,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lockprof/sampling/stacks.hpp"
 #include "lockprof/symbols/resolver.hpp"
@@ -83,6 +84,13 @@ exporting::FoldedStacks folded_stacks(const workload::RunResult& run,
                 for (const auto& s : thread.samples) stacks.add(folder.frames(root, s), s.weight);
     }
     return stacks;
+}
+
+exporting::SvgOptions flamegraph_options(const workload::RunResult& run) {
+    const std::string event = run.sampling ? run.sampling->event : "";
+    return exporting::sampled_flamegraph_options(
+        "lockprof", fmt::format("{}", fmt::join(run.spec.locks, ", ")),
+        fmt::format("{} sampler, {}", run.sampling ? run.sampling->sampler : "", event), event);
 }
 
 }  // namespace lockprof::sampling

@@ -8,6 +8,7 @@
 
 #include "lockprof/analysis/explain.hpp"
 #include "lockprof/analysis/summary.hpp"
+#include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/export/folded.hpp"
 #include "lockprof/sampling/annotate.hpp"
 #include "lockprof/workload/results.hpp"
@@ -36,5 +37,9 @@ std::string render_annotations(const workload::RunResult& run, const Attribution
 // instruction_leaf the leaf frame is the sampled instruction ("measured_loop<...>+0x58 xchg").
 exporting::FoldedStacks folded_stacks(const workload::RunResult& run,
                                       const Attribution& attribution, bool instruction_leaf);
+
+// The labels of a sampled run's flamegraph (exporting::sampled_flamegraph_options): the locks
+// as its title, the sampler and event as its subtitle.
+exporting::SvgOptions flamegraph_options(const workload::RunResult& run);
 
 }  // namespace lockprof::sampling
