@@ -10,6 +10,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
+#include "cli/pmu_options.hpp"
 #include "cli/sampling_options.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
@@ -88,16 +89,6 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
         ("duration,d", po::value<std::string>(),
          "stop attaching after this long (10s, 500ms); default: until SIGINT or every target "
          "exits. A command is recorded until it exits");
-    po::options_description counting("Counting");
-    counting.add_options()
-        ("event,e", po::value<std::string>(),
-         "events to count, comma-separated aliases or libpfm4 names (`lockprof events`); "
-         "default: cycles, instructions, cache_misses, task_clock, context_switches where "
-         "they can be counted")
-        ("kernel", po::bool_switch(), "count kernel-mode events too (default: user space only)")
-        ("strict-events", po::bool_switch(),
-         "an event that cannot be counted is an error (exit 2) instead of a note")
-        ("no-counters", po::bool_switch(), "count nothing (sample only)");
     po::options_description sampling_options("Sampling and outputs");
     sampling_options.add_options()
         ("sample", po::bool_switch(), "sample the recorded threads (perf_event)")
@@ -126,7 +117,7 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
         ("help,h", "show this help");
     // clang-format on
     po::options_description all;
-    all.add(target).add(counting).add(sampling_options);
+    all.add(target).add(PmuOptions{}.options()).add(sampling_options);
     const auto vm = parse_arguments(args, all, "record");
     if (vm.count("help")) {
         std::cout << kUsage << all
@@ -193,20 +184,7 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
         read_sampler_options(vm, request);
         spec.sampling = request;
     }
-    if (vm["no-counters"].as<bool>()) {
-        if (vm.count("event"))
-            throw UsageError("--event and --no-counters contradict each other; drop one");
-    } else {
-        pmu::CountingOptions counting_options;
-        if (vm.count("event"))
-            counting_options.requested = split_list(vm["event"].as<std::string>(), "event");
-        counting_options.include_kernel = vm["kernel"].as<bool>();
-        counting_options.strict = vm["strict-events"].as<bool>();
-        spec.counting = pmu::plan_counting(counting_options);
-        if (!counting_options.requested.empty())
-            for (const auto& note : spec.counting.notes)
-                fmt::print(stderr, "lockprof: warning: {}\n", note);
-    }
+    if (auto counting = PmuOptions{}.plan(vm)) spec.counting = std::move(*counting);
 
     record::RecordResult result;
     {
