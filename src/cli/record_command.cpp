@@ -12,6 +12,7 @@
 #include "cli/cli.hpp"
 #include "cli/pmu_options.hpp"
 #include "cli/sampling_options.hpp"
+#include "cli/stack_outputs.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
@@ -19,7 +20,6 @@
 #include "lockprof/record/profile.hpp"
 #include "lockprof/record/recorder.hpp"
 #include "lockprof/report/record_report.hpp"
-#include "lockprof/symbols/disassembler.hpp"
 
 namespace po = boost::program_options;
 
@@ -89,35 +89,25 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
         ("duration,d", po::value<std::string>(),
          "stop attaching after this long (10s, 500ms); default: until SIGINT or every target "
          "exits. A command is recorded until it exits");
-    po::options_description sampling_options("Sampling and outputs");
-    sampling_options.add_options()
-        ("sample", po::bool_switch(), "sample the recorded threads (perf_event)")
-        ("sample-event", po::value<std::string>(),
-         "event to sample (implies --sample): cycles (default; cpu-clock where the CPU cannot "
-         "count cycles), cpu-clock, or any --event alias")
-        ("sample-freq", po::value<std::string>(),
-         "samples per second per thread (default 1000); implies --sample")
-        ("sample-period", po::value<std::string>(),
-         "one sample every N events instead; implies --sample")
+    const SamplingOptions sampling("sample the recorded threads (perf_event)", 2, "");
+    StackOutputs stacks("the process names", "sym+0x1c pause");
+    po::options_description sampled("Sampling and annotation");
+    add_options_of(sampled, sampling.options());
+    sampled.add_options()
         ("lock-pattern", po::value<std::string>()->default_value(record::kDefaultLockPattern),
          "regex naming the spin-lock functions of the spin-lock view")
-        ("top", po::value<std::string>()->default_value("15"), "hottest symbols listed")
-        ("annotate-top", po::value<std::string>()->default_value("2"),
-         "hottest functions listed instruction by instruction (0: none)")
-        ("objdump", po::value<std::string>(), "objdump to disassemble with (default: objdump)")
+        ("top", po::value<std::string>()->default_value("15"), "hottest symbols listed");
+    po::options_description outputs("Outputs");
+    outputs.add_options()
         ("output,o", po::value<std::string>(),
-         "write everything as JSON (schema lockprof-record, docs/record.md)")
-        ("folded", po::value<std::string>(),
-         "write the samples as folded stacks, root frame the process name; implies --sample")
-        ("flamegraph", po::value<std::string>(),
-         "write the samples as an SVG flamegraph; implies --sample")
-        ("leaf", po::value<std::string>()->default_value("function"),
-         "leaf frames of --folded/--flamegraph: function, or instruction (sym+0x1c pause)")
+         "write everything as JSON (schema lockprof-record, docs/record.md)");
+    add_options_of(outputs, stacks.options());
+    outputs.add_options()
         ("quiet,q", po::bool_switch(), "print nothing on stdout (use with --output)")
         ("help,h", "show this help");
     // clang-format on
     po::options_description all;
-    all.add(target).add(PmuOptions{}.options()).add(sampling_options);
+    all.add(target).add(PmuOptions{}.options()).add(sampled).add(outputs);
     const auto vm = parse_arguments(args, all, "record");
     if (vm.count("help")) {
         std::cout << kUsage << all
@@ -153,35 +143,18 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
         if (*spec.duration_ns == 0) throw UsageError("--duration must be longer than 0");
     }
 
-    bool sample = vm["sample"].as<bool>();
-    for (const char* implies :
-         {"sample-event", "sample-freq", "sample-period", "folded", "flamegraph"})
-        sample |= vm.count(implies) > 0;
     record::ProfileOptions profile_options;
     profile_options.lock_pattern = vm["lock-pattern"].as<std::string>();
     record::lock_regex(profile_options.lock_pattern);  // refuses bad patterns now
     profile_options.top_symbols = parse_count(vm["top"].as<std::string>(), "top");
-    const auto listing_top = parse_count(vm["annotate-top"].as<std::string>(), "annotate-top");
-    if (listing_top > 100) throw UsageError("--annotate-top: at most 100 functions");
-    profile_options.annotate.top_functions = std::max<unsigned>(3, listing_top);
-    if (vm.count("objdump")) {
-        profile_options.annotate.objdump = vm["objdump"].as<std::string>();
-        if (!symbols::program_exists(profile_options.annotate.objdump))
-            throw UsageError(fmt::format(
-                "--objdump: '{}' is not an executable program; install binutils or give the "
-                "path of one",
-                profile_options.annotate.objdump));
-    }
-    const std::string leaf = vm["leaf"].as<std::string>();
-    if (leaf != "function" && leaf != "instruction")
-        throw UsageError(
-            fmt::format("--leaf: '{}' is not a leaf kind; use function or instruction", leaf));
-    for (const char* file : {"output", "folded", "flamegraph"})
-        if (vm.count(file)) AtomicFile::check_writable(vm[file].as<std::string>(), file);
-    if (sample) {
+    const auto annotation = sampling.annotation(vm);
+    profile_options.annotate = annotation.options;
+    if (vm.count("output")) AtomicFile::check_writable(vm["output"].as<std::string>(), "output");
+    stacks.read(vm);
+    if (sampling.requested(vm)) {
         sampling::SamplerRequest request;
         request.kind = sampling::SamplerKind::perf;
-        read_sampler_options(vm, request);
+        sampling.read_request(vm, request);
         spec.sampling = request;
     }
     if (auto counting = PmuOptions{}.plan(vm)) spec.counting = std::move(*counting);
@@ -197,31 +170,24 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
 
     if (!vm["quiet"].as<bool>()) {
         std::cout << report::render_record(result, profile, profile_options.top_symbols,
-                                           static_cast<unsigned>(listing_top))
+                                           annotation.listed)
                   << std::flush;
     }
     if (vm.count("output"))
         write_file_atomically(vm["output"].as<std::string>(),
                               report::record_to_json(result, profile).dump(1) + "\n");
-    if (vm.count("folded") || vm.count("flamegraph")) {
-        const auto stacks = record::folded_stacks(result, images, profile, leaf == "instruction");
-        if (vm.count("folded"))
-            write_file_atomically(vm["folded"].as<std::string>(),
-                                  exporting::to_folded_text(stacks));
-        if (vm.count("flamegraph")) {
-            const std::string event = result.sampling ? result.sampling->event : "";
-            const std::string target =
-                spec.mode == record::Mode::command ? fmt::format("{}", fmt::join(command, " "))
-                : spec.mode == record::Mode::match ? spec.match
-                                                   : vm["pid"].as<std::string>();
-            write_file_atomically(
-                vm["flamegraph"].as<std::string>(),
-                exporting::render_flamegraph_svg(
-                    stacks, exporting::sampled_flamegraph_options(
-                                "lockprof record", target,
-                                fmt::format("{} samples of {}", profile.samples, event), event)));
-        }
-    }
+    stacks.write([&] {
+        const std::string event = result.sampling ? result.sampling->event : "";
+        const std::string target = spec.mode == record::Mode::command
+                                       ? fmt::format("{}", fmt::join(command, " "))
+                                   : spec.mode == record::Mode::match ? spec.match
+                                                                      : vm["pid"].as<std::string>();
+        return SampledStacks{
+            record::folded_stacks(result, images, profile, stacks.instruction_leaf()),
+            exporting::sampled_flamegraph_options(
+                "lockprof record", target, fmt::format("{} samples of {}", profile.samples, event),
+                event)};
+    });
     if (result.exit_status) return *result.exit_status;
     return result.interrupted ? 130 : 0;
 }
