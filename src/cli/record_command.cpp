@@ -1,8 +1,12 @@
 // `lockprof record`: profile real programs with the same events, sampling, annotation and
-// flamegraphs as lockprof's own runs. Parses options into a record::RecordSpec, records,
-// analyses, and writes the outputs (docs/record.md).
+// flamegraphs as lockprof's own runs (docs/record.md). Three phases, one function each: the
+// command line becomes a RecordPlan (parse_record), the plan is recorded (run_recording), the
+// recording is analysed and written (write_outputs). The options it shares with `run` are
+// run's own objects: PmuOptions, SamplingOptions, StackOutputs.
+#include <algorithm>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -70,15 +74,27 @@ constexpr const char* kUsage =
     "  lockprof record --pid 4242 --event cycles,cache_misses --duration 5s --output r.json\n"
     "  lockprof record --sample -- ./my_benchmark --threads 8\n\n";
 
-}  // namespace
+// The options record shares with `run`, as record words them.
+SamplingOptions record_sampling() {
+    return {"sample the recorded threads (perf_event)", 2, ""};
+}
+StackOutputs record_stacks() {
+    return {"the process names", "sym+0x1c pause"};
+}
 
-int record_command(const std::vector<std::string>& all_args, const std::vector<std::string>& argv) {
-    // Everything after `--` is the command, untouched by option parsing.
-    std::vector<std::string> args = all_args, command;
-    if (auto it = std::find(args.begin(), args.end(), "--"); it != args.end()) {
-        command.assign(it + 1, args.end());
-        args.erase(it, args.end());
-    }
+// Everything a record command line asks for, checked before anything is started or attached.
+struct RecordPlan {
+    record::RecordSpec spec;
+    std::string target;  // the command line, --match pattern or --pid list: the graph's title
+    record::ProfileOptions profile;
+    unsigned listed = 0;  // --annotate-top: functions the report lists instruction by instruction
+    std::string output;   // --output JSON, "" for none
+    bool quiet = false;
+    StackOutputs stacks = record_stacks();
+};
+
+po::options_description record_options(const SamplingOptions& sampling,
+                                       const StackOutputs& stacks) {
     po::options_description target("Target");
     // clang-format off
     target.add_options()
@@ -89,8 +105,6 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
         ("duration,d", po::value<std::string>(),
          "stop attaching after this long (10s, 500ms); default: until SIGINT or every target "
          "exits. A command is recorded until it exits");
-    const SamplingOptions sampling("sample the recorded threads (perf_event)", 2, "");
-    StackOutputs stacks("the process names", "sym+0x1c pause");
     po::options_description sampled("Sampling and annotation");
     add_options_of(sampled, sampling.options());
     sampled.add_options()
@@ -108,14 +122,13 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
     // clang-format on
     po::options_description all;
     all.add(target).add(PmuOptions{}.options()).add(sampled).add(outputs);
-    const auto vm = parse_arguments(args, all, "record");
-    if (vm.count("help")) {
-        std::cout << kUsage << all
-                  << "\nSee docs/record.md for permissions, outputs and symbols.\n";
-        return 0;
-    }
+    return all;
+}
 
-    record::RecordSpec spec;
+// What is recorded: -- CMD, --pid or --match (exactly one), and for how long.
+void read_target(const po::variables_map& vm, const std::vector<std::string>& command,
+                 RecordPlan& plan) {
+    record::RecordSpec& spec = plan.spec;
     const int targets =
         (vm.count("pid") ? 1 : 0) + (vm.count("match") ? 1 : 0) + (command.empty() ? 0 : 1);
     if (targets != 1)
@@ -126,68 +139,110 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
     if (!command.empty()) {
         spec.mode = record::Mode::command;
         spec.command = command;
+        plan.target = fmt::format("{}", fmt::join(command, " "));
         if (vm.count("duration"))
             throw UsageError(
                 "--duration applies to --pid and --match; a command is recorded until it "
                 "exits (stop it with Ctrl-C)");
     } else if (vm.count("pid")) {
         spec.mode = record::Mode::pid;
-        spec.pids = record::parse_pid_list(vm["pid"].as<std::string>(), "pid");
+        plan.target = vm["pid"].as<std::string>();
+        spec.pids = record::parse_pid_list(plan.target, "pid");
     } else {
         spec.mode = record::Mode::match;
-        spec.match = vm["match"].as<std::string>();
+        spec.match = plan.target = vm["match"].as<std::string>();
         record::NameMatcher check(spec.match);  // refuses bad patterns now
     }
     if (vm.count("duration")) {
         spec.duration_ns = parse_duration_ns(vm["duration"].as<std::string>(), "duration");
         if (*spec.duration_ns == 0) throw UsageError("--duration must be longer than 0");
     }
+}
 
-    record::ProfileOptions profile_options;
-    profile_options.lock_pattern = vm["lock-pattern"].as<std::string>();
-    record::lock_regex(profile_options.lock_pattern);  // refuses bad patterns now
-    profile_options.top_symbols = parse_count(vm["top"].as<std::string>(), "top");
+// What the recording is analysed for and written to, and whether it is sampled.
+void read_outputs(const po::variables_map& vm, const SamplingOptions& sampling, RecordPlan& plan) {
+    plan.profile.lock_pattern = vm["lock-pattern"].as<std::string>();
+    record::lock_regex(plan.profile.lock_pattern);  // refuses bad patterns now
+    plan.profile.top_symbols = parse_count(vm["top"].as<std::string>(), "top");
     const auto annotation = sampling.annotation(vm);
-    profile_options.annotate = annotation.options;
-    if (vm.count("output")) AtomicFile::check_writable(vm["output"].as<std::string>(), "output");
-    stacks.read(vm);
+    plan.listed = annotation.listed;
+    plan.profile.annotate = annotation.options;
+    if (vm.count("output")) {
+        plan.output = vm["output"].as<std::string>();
+        AtomicFile::check_writable(plan.output, "output");
+    }
+    plan.stacks.read(vm);
+    plan.quiet = vm["quiet"].as<bool>();
     if (sampling.requested(vm)) {
         sampling::SamplerRequest request;
         request.kind = sampling::SamplerKind::perf;
         sampling.read_request(vm, request);
-        spec.sampling = request;
+        plan.spec.sampling = request;
     }
-    if (auto counting = PmuOptions{}.plan(vm)) spec.counting = std::move(*counting);
+}
 
+// The command line as a plan; nullopt when it asked for --help (printed).
+std::optional<RecordPlan> parse_record(const std::vector<std::string>& all_args) {
+    // Everything after `--` is the command, untouched by option parsing.
+    std::vector<std::string> args = all_args, command;
+    if (auto it = std::find(args.begin(), args.end(), "--"); it != args.end()) {
+        command.assign(it + 1, args.end());
+        args.erase(it, args.end());
+    }
+    const SamplingOptions sampling = record_sampling();
+    RecordPlan plan;
+    const auto options = record_options(sampling, plan.stacks);
+    const auto vm = parse_arguments(args, options, "record");
+    if (vm.count("help")) {
+        std::cout << kUsage << options
+                  << "\nSee docs/record.md for permissions, outputs and symbols.\n";
+        return std::nullopt;
+    }
+    read_target(vm, command, plan);
+    read_outputs(vm, sampling, plan);
+    if (auto counting = PmuOptions{}.plan(vm)) plan.spec.counting = std::move(*counting);
+    return plan;
+}
+
+// Records until the command exits, every target is gone, --duration passes or a signal.
+record::RecordResult run_recording(const RecordPlan& plan, const std::vector<std::string>& argv) {
     record::RecordResult result;
     {
         StopSignals signals;
-        result = record::record(spec, argv, g_stop);
+        result = record::record(plan.spec, argv, g_stop);
     }
-    for (const auto& note : spec.counting.notes) result.notes.insert(result.notes.begin(), note);
-    const record::Images images(result);
-    const record::Profile profile = record::analyse(result, images, profile_options);
+    for (const auto& note : plan.spec.counting.notes)
+        result.notes.insert(result.notes.begin(), note);
+    return result;
+}
 
-    if (!vm["quiet"].as<bool>()) {
-        std::cout << report::render_record(result, profile, profile_options.top_symbols,
-                                           annotation.listed)
+// Analyses the recording and writes what the plan asks for: the report on stdout, --output,
+// the stack outputs.
+void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
+    const record::Images images(result);
+    const record::Profile profile = record::analyse(result, images, plan.profile);
+    if (!plan.quiet)
+        std::cout << report::render_record(result, profile, plan.profile.top_symbols, plan.listed)
                   << std::flush;
-    }
-    if (vm.count("output"))
-        write_file_atomically(vm["output"].as<std::string>(),
-                              report::record_to_json(result, profile).dump(1) + "\n");
-    stacks.write([&] {
+    if (!plan.output.empty())
+        write_file_atomically(plan.output, report::record_to_json(result, profile).dump(1) + "\n");
+    plan.stacks.write([&] {
         const std::string event = result.sampling ? result.sampling->event : "";
-        const std::string target = spec.mode == record::Mode::command
-                                       ? fmt::format("{}", fmt::join(command, " "))
-                                   : spec.mode == record::Mode::match ? spec.match
-                                                                      : vm["pid"].as<std::string>();
         return SampledStacks{
-            record::folded_stacks(result, images, profile, stacks.instruction_leaf()),
+            record::folded_stacks(result, images, profile, plan.stacks.instruction_leaf()),
             exporting::sampled_flamegraph_options(
-                "lockprof record", target, fmt::format("{} samples of {}", profile.samples, event),
-                event)};
+                "lockprof record", plan.target,
+                fmt::format("{} samples of {}", profile.samples, event), event)};
     });
+}
+
+}  // namespace
+
+int record_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
+    const auto plan = parse_record(args);
+    if (!plan) return 0;  // --help
+    const record::RecordResult result = run_recording(*plan, argv);
+    write_outputs(*plan, result);
     if (result.exit_status) return *result.exit_status;
     return result.interrupted ? 130 : 0;
 }
