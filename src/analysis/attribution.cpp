@@ -5,6 +5,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lockprof/sampling/stacks.hpp"
 #include "lockprof/symbols/resolver.hpp"
@@ -143,6 +144,13 @@ std::vector<std::string> loss_notes(const workload::RunResult& run) {
                 cell.lock, cell.threads, unsampled, threads));
     }
     return notes;
+}
+
+exporting::SvgOptions flamegraph_options(const workload::RunResult& run) {
+    const std::string event = run.sampling ? run.sampling->event : "";
+    return exporting::sampled_flamegraph_options(
+        "lockprof", fmt::format("{}", fmt::join(run.spec.locks, ", ")),
+        fmt::format("{} sampler, {}", run.sampling ? run.sampling->sampler : "", event), event);
 }
 
 bool has_raw_samples(const workload::RunResult& run) {

@@ -1,15 +1,22 @@
 // `lockprof record`: profile real programs with the same events, sampling, annotation and
-// flamegraphs as lockprof's own runs. Parses options into a record::RecordSpec, records,
-// analyses, and writes the outputs (docs/record.md).
+// flamegraphs as lockprof's own runs (docs/record.md). Three phases, one function each: the
+// command line becomes a RecordPlan (parse_record), the plan is recorded (run_recording), the
+// recording is analysed and written (write_outputs). The options it shares with `run` are
+// run's own objects: PmuOptions, SamplingOptions, StackOutputs.
+#include <algorithm>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <boost/program_options.hpp>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
+#include "cli/pmu_options.hpp"
 #include "cli/sampling_options.hpp"
+#include "cli/stack_outputs.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
@@ -17,7 +24,6 @@
 #include "lockprof/record/profile.hpp"
 #include "lockprof/record/recorder.hpp"
 #include "lockprof/report/record_report.hpp"
-#include "lockprof/symbols/disassembler.hpp"
 
 namespace po = boost::program_options;
 
@@ -68,15 +74,27 @@ constexpr const char* kUsage =
     "  lockprof record --pid 4242 --event cycles,cache_misses --duration 5s --output r.json\n"
     "  lockprof record --sample -- ./my_benchmark --threads 8\n\n";
 
-}  // namespace
+// The options record shares with `run`, as record words them.
+SamplingOptions record_sampling() {
+    return {"sample the recorded threads (perf_event)", 2, ""};
+}
+StackOutputs record_stacks() {
+    return {"the process names", "sym+0x1c pause"};
+}
 
-int record_command(const std::vector<std::string>& all_args, const std::vector<std::string>& argv) {
-    // Everything after `--` is the command, untouched by option parsing.
-    std::vector<std::string> args = all_args, command;
-    if (auto it = std::find(args.begin(), args.end(), "--"); it != args.end()) {
-        command.assign(it + 1, args.end());
-        args.erase(it, args.end());
-    }
+// Everything a record command line asks for, checked before anything is started or attached.
+struct RecordPlan {
+    record::RecordSpec spec;
+    std::string target;  // the command line, --match pattern or --pid list: the graph's title
+    record::ProfileOptions profile;
+    unsigned listed = 0;  // --annotate-top: functions the report lists instruction by instruction
+    std::string output;   // --output JSON, "" for none
+    bool quiet = false;
+    StackOutputs stacks = record_stacks();
+};
+
+po::options_description record_options(const SamplingOptions& sampling,
+                                       const StackOutputs& stacks) {
     po::options_description target("Target");
     // clang-format off
     target.add_options()
@@ -87,64 +105,30 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
         ("duration,d", po::value<std::string>(),
          "stop attaching after this long (10s, 500ms); default: until SIGINT or every target "
          "exits. A command is recorded until it exits");
-    po::options_description counting("Counting");
-    counting.add_options()
-        ("event,e", po::value<std::string>(),
-         "events to count, comma-separated aliases or libpfm4 names (`lockprof events`); "
-         "default: cycles, instructions, cache_misses, task_clock, context_switches where "
-         "they can be counted")
-        ("kernel", po::bool_switch(), "count kernel-mode events too (default: user space only)")
-        ("strict-events", po::bool_switch(),
-         "an event that cannot be counted is an error (exit 2) instead of a note")
-        ("no-counters", po::bool_switch(), "count nothing (sample only)");
-    po::options_description sampling_options("Sampling and outputs");
-    sampling_options.add_options()
-        ("sample", po::bool_switch(), "sample the recorded threads (perf_event)")
-        ("sample-event", po::value<std::string>(),
-         "event to sample (implies --sample): cycles (default; cpu-clock where the CPU cannot "
-         "count cycles), cpu-clock, or any --event alias")
-        ("sample-freq", po::value<std::string>(),
-         "samples per second per thread (default 1000); implies --sample")
-        ("sample-period", po::value<std::string>(),
-         "one sample every N events instead; implies --sample")
+    po::options_description sampled("Sampling and annotation");
+    add_options_of(sampled, sampling.options());
+    sampled.add_options()
         ("lock-pattern", po::value<std::string>()->default_value(record::kDefaultLockPattern),
          "regex naming the spin-lock functions of the spin-lock view")
-        ("top", po::value<std::string>()->default_value("15"), "hottest symbols listed")
-        ("annotate-top", po::value<std::string>()->default_value("2"),
-         "hottest functions listed instruction by instruction (0: none)")
-        ("objdump", po::value<std::string>(), "objdump to disassemble with (default: objdump)")
+        ("top", po::value<std::string>()->default_value("15"), "hottest symbols listed");
+    po::options_description outputs("Outputs");
+    outputs.add_options()
         ("output,o", po::value<std::string>(),
-         "write everything as JSON (schema lockprof-record, docs/record.md)")
-        ("folded", po::value<std::string>(),
-         "write the samples as folded stacks, root frame the process name; implies --sample")
-        ("flamegraph", po::value<std::string>(),
-         "write the samples as an SVG flamegraph; implies --sample")
-        ("leaf", po::value<std::string>()->default_value("function"),
-         "leaf frames of --folded/--flamegraph: function, or instruction (sym+0x1c pause)")
+         "write everything as JSON (schema lockprof-record, docs/record.md)");
+    add_options_of(outputs, stacks.options());
+    outputs.add_options()
         ("quiet,q", po::bool_switch(), "print nothing on stdout (use with --output)")
         ("help,h", "show this help");
     // clang-format on
     po::options_description all;
-    all.add(target).add(counting).add(sampling_options);
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(args)
-                      .options(all)
-                      .style(po::command_line_style::default_style &
-                             ~po::command_line_style::allow_guessing)
-                      .run(),
-                  vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("record: {}; see `lockprof record --help`", e.what()));
-    }
-    if (vm.count("help")) {
-        std::cout << kUsage << all
-                  << "\nSee docs/record.md for permissions, outputs and symbols.\n";
-        return 0;
-    }
+    all.add(target).add(PmuOptions{}.options()).add(sampled).add(outputs);
+    return all;
+}
 
-    record::RecordSpec spec;
+// What is recorded: -- CMD, --pid or --match (exactly one), and for how long.
+void read_target(const po::variables_map& vm, const std::vector<std::string>& command,
+                 RecordPlan& plan) {
+    record::RecordSpec& spec = plan.spec;
     const int targets =
         (vm.count("pid") ? 1 : 0) + (vm.count("match") ? 1 : 0) + (command.empty() ? 0 : 1);
     if (targets != 1)
@@ -155,107 +139,110 @@ int record_command(const std::vector<std::string>& all_args, const std::vector<s
     if (!command.empty()) {
         spec.mode = record::Mode::command;
         spec.command = command;
+        plan.target = fmt::format("{}", fmt::join(command, " "));
         if (vm.count("duration"))
             throw UsageError(
                 "--duration applies to --pid and --match; a command is recorded until it "
                 "exits (stop it with Ctrl-C)");
     } else if (vm.count("pid")) {
         spec.mode = record::Mode::pid;
-        spec.pids = record::parse_pid_list(vm["pid"].as<std::string>(), "pid");
+        plan.target = vm["pid"].as<std::string>();
+        spec.pids = record::parse_pid_list(plan.target, "pid");
     } else {
         spec.mode = record::Mode::match;
-        spec.match = vm["match"].as<std::string>();
+        spec.match = plan.target = vm["match"].as<std::string>();
         record::NameMatcher check(spec.match);  // refuses bad patterns now
     }
     if (vm.count("duration")) {
         spec.duration_ns = parse_duration_ns(vm["duration"].as<std::string>(), "duration");
         if (*spec.duration_ns == 0) throw UsageError("--duration must be longer than 0");
     }
+}
 
-    bool sample = vm["sample"].as<bool>();
-    for (const char* implies :
-         {"sample-event", "sample-freq", "sample-period", "folded", "flamegraph"})
-        sample |= vm.count(implies) > 0;
-    record::ProfileOptions profile_options;
-    profile_options.lock_pattern = vm["lock-pattern"].as<std::string>();
-    record::lock_regex(profile_options.lock_pattern);  // refuses bad patterns now
-    profile_options.top_symbols = parse_count(vm["top"].as<std::string>(), "top");
-    const auto listing_top = parse_count(vm["annotate-top"].as<std::string>(), "annotate-top");
-    if (listing_top > 100) throw UsageError("--annotate-top: at most 100 functions");
-    profile_options.annotate.top_functions = std::max<unsigned>(3, listing_top);
-    if (vm.count("objdump")) {
-        profile_options.annotate.objdump = vm["objdump"].as<std::string>();
-        if (!symbols::program_exists(profile_options.annotate.objdump))
-            throw UsageError(fmt::format(
-                "--objdump: '{}' is not an executable program; install binutils or give the "
-                "path of one",
-                profile_options.annotate.objdump));
+// What the recording is analysed for and written to, and whether it is sampled.
+void read_outputs(const po::variables_map& vm, const SamplingOptions& sampling, RecordPlan& plan) {
+    plan.profile.lock_pattern = vm["lock-pattern"].as<std::string>();
+    record::lock_regex(plan.profile.lock_pattern);  // refuses bad patterns now
+    plan.profile.top_symbols = parse_count(vm["top"].as<std::string>(), "top");
+    const auto annotation = sampling.annotation(vm);
+    plan.listed = annotation.listed;
+    plan.profile.annotate = annotation.options;
+    if (vm.count("output")) {
+        plan.output = vm["output"].as<std::string>();
+        AtomicFile::check_writable(plan.output, "output");
     }
-    const std::string leaf = vm["leaf"].as<std::string>();
-    if (leaf != "function" && leaf != "instruction")
-        throw UsageError(
-            fmt::format("--leaf: '{}' is not a leaf kind; use function or instruction", leaf));
-    for (const char* file : {"output", "folded", "flamegraph"})
-        if (vm.count(file)) AtomicFile::check_writable(vm[file].as<std::string>(), file);
-    if (sample) {
+    plan.stacks.read(vm);
+    plan.quiet = vm["quiet"].as<bool>();
+    if (sampling.requested(vm)) {
         sampling::SamplerRequest request;
         request.kind = sampling::SamplerKind::perf;
-        read_sampler_options(vm, request);
-        spec.sampling = request;
+        sampling.read_request(vm, request);
+        plan.spec.sampling = request;
     }
-    if (vm["no-counters"].as<bool>()) {
-        if (vm.count("event"))
-            throw UsageError("--event and --no-counters contradict each other; drop one");
-    } else {
-        pmu::CountingOptions counting_options;
-        if (vm.count("event"))
-            counting_options.requested = split_list(vm["event"].as<std::string>(), "event");
-        counting_options.include_kernel = vm["kernel"].as<bool>();
-        counting_options.strict = vm["strict-events"].as<bool>();
-        spec.counting = pmu::plan_counting(counting_options);
-        if (!counting_options.requested.empty())
-            for (const auto& note : spec.counting.notes)
-                fmt::print(stderr, "lockprof: warning: {}\n", note);
-    }
+}
 
+// The command line as a plan; nullopt when it asked for --help (printed).
+std::optional<RecordPlan> parse_record(const std::vector<std::string>& all_args) {
+    // Everything after `--` is the command, untouched by option parsing.
+    std::vector<std::string> args = all_args, command;
+    if (auto it = std::find(args.begin(), args.end(), "--"); it != args.end()) {
+        command.assign(it + 1, args.end());
+        args.erase(it, args.end());
+    }
+    const SamplingOptions sampling = record_sampling();
+    RecordPlan plan;
+    const auto options = record_options(sampling, plan.stacks);
+    const auto vm = parse_arguments(args, options, "record");
+    if (vm.count("help")) {
+        std::cout << kUsage << options
+                  << "\nSee docs/record.md for permissions, outputs and symbols.\n";
+        return std::nullopt;
+    }
+    read_target(vm, command, plan);
+    read_outputs(vm, sampling, plan);
+    if (auto counting = PmuOptions{}.plan(vm)) plan.spec.counting = std::move(*counting);
+    return plan;
+}
+
+// Records until the command exits, every target is gone, --duration passes or a signal.
+record::RecordResult run_recording(const RecordPlan& plan, const std::vector<std::string>& argv) {
     record::RecordResult result;
     {
         StopSignals signals;
-        result = record::record(spec, argv, g_stop);
+        result = record::record(plan.spec, argv, g_stop);
     }
-    for (const auto& note : spec.counting.notes) result.notes.insert(result.notes.begin(), note);
-    const record::Images images(result);
-    const record::Profile profile = record::analyse(result, images, profile_options);
+    for (const auto& note : plan.spec.counting.notes)
+        result.notes.insert(result.notes.begin(), note);
+    return result;
+}
 
-    if (!vm["quiet"].as<bool>()) {
-        std::cout << report::render_record(result, profile, profile_options.top_symbols,
-                                           static_cast<unsigned>(listing_top))
+// Analyses the recording and writes what the plan asks for: the report on stdout, --output,
+// the stack outputs.
+void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
+    const record::Images images(result);
+    const record::Profile profile = record::analyse(result, images, plan.profile);
+    if (!plan.quiet)
+        std::cout << report::render_record(result, profile, plan.profile.top_symbols, plan.listed)
                   << std::flush;
-    }
-    if (vm.count("output"))
-        write_file_atomically(vm["output"].as<std::string>(),
-                              report::record_to_json(result, profile).dump(1) + "\n");
-    if (vm.count("folded") || vm.count("flamegraph")) {
-        const auto stacks = record::folded_stacks(result, images, profile, leaf == "instruction");
-        if (vm.count("folded"))
-            write_file_atomically(vm["folded"].as<std::string>(),
-                                  exporting::to_folded_text(stacks));
-        if (vm.count("flamegraph")) {
-            exporting::SvgOptions svg;
-            svg.title =
-                "lockprof record: " +
-                (spec.mode == record::Mode::command ? fmt::format("{}", fmt::join(command, " "))
-                 : spec.mode == record::Mode::match ? spec.match
-                                                    : vm["pid"].as<std::string>());
-            svg.subtitle = fmt::format("{} samples of {}", profile.samples,
-                                       result.sampling ? result.sampling->event : "");
-            svg.count_name = result.sampling && result.sampling->event == "cpu-clock"
-                                 ? "ns of CPU time"
-                                 : (result.sampling ? result.sampling->event : "samples");
-            write_file_atomically(vm["flamegraph"].as<std::string>(),
-                                  exporting::render_flamegraph_svg(stacks, svg));
-        }
-    }
+    if (!plan.output.empty())
+        write_file_atomically(plan.output, report::record_to_json(result, profile).dump(1) + "\n");
+    plan.stacks.write([&] {
+        const std::string event = result.sampling ? result.sampling->event : "";
+        return SampledStacks{
+            record::folded_stacks(result, images, profile, plan.stacks.instruction_leaf()),
+            exporting::sampled_flamegraph_options(
+                "lockprof record", plan.target,
+                fmt::format("{} samples of {}", profile.samples, event), event)};
+    });
+}
+
+}  // namespace
+
+int record_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
+    const auto plan = parse_record(args);
+    if (!plan) return 0;  // --help
+    const record::RecordResult result = run_recording(*plan, argv);
+    write_outputs(*plan, result);
     if (result.exit_status) return *result.exit_status;
     return result.interrupted ? 130 : 0;
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "cli/profile.hpp"
 #include "cli/run_extension.hpp"
@@ -229,23 +230,8 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     }
     visible.add(general);
 
-    po::variables_map vm;
-    try {
-        // No prefix guessing: `--sample` must never quietly mean `--sample-event`.
-        const int style =
-            po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-        po::store(po::command_line_parser(args).options(visible).style(style).run(), vm);
-    } catch (const po::unknown_option& e) {
-        std::vector<std::string> names;
-        for (const auto& option : visible.options()) names.push_back("--" + option->long_name());
-        std::string name = e.get_option_name();
-        const auto suggestion = did_you_mean(name.substr(0, name.find('=')), names);
-        throw UsageError(fmt::format(
-            "unknown option '{}'{}; see `lockprof --help`", name,
-            suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion)));
-    } catch (const po::error& e) {
-        throw UsageError(fmt::format("{}; see `lockprof --help`", e.what()));
-    }
+    // Notified once a --profile has added its values (the command line's stay: they came first).
+    po::variables_map vm = parse_arguments(args, visible, "", {}, {}, Notify::later);
     if (vm.count("help")) {
         std::cout << usage_text(visible);
         return 0;

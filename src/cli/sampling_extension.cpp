@@ -1,6 +1,7 @@
-// Sampling, annotation and the explanation for `lockprof run`: --sample and friends, --explain,
-// --folded/--flamegraph. The sampler is chosen (and perf_event probed) in configure(), so the
-// run says which sampler it uses, and why, before anything is measured.
+// Sampling, annotation and the explanation for `lockprof run`: the options it shares with
+// `record` (SamplingOptions, StackOutputs: --sample and friends, --folded/--flamegraph), and its
+// own --sampler, --samples-out, --explain. The sampler is chosen (and perf_event probed) in
+// configure(), so the run says which sampler it uses, and why, before anything is measured.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -9,18 +10,17 @@
 
 #include <fmt/format.h>
 
+#include "cli/arguments.hpp"
 #include "cli/run_extension.hpp"
 #include "cli/sampling_options.hpp"
+#include "cli/stack_outputs.hpp"
 #include "lockprof/analysis/explain.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
-#include "lockprof/common/parse.hpp"
-#include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/analysis/attribution.hpp"
 #include "lockprof/report/annotation_report.hpp"
 #include "lockprof/sampling/sampler.hpp"
-#include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 namespace po = boost::program_options;
@@ -32,20 +32,9 @@ class SamplingExtension : public RunExtension {
   public:
     po::options_description options() override {
         po::options_description o("Sampling, annotation and explanation");
+        add_options_of(o, sampling_.options());
         // clang-format off
         o.add_options()
-            ("sample", po::bool_switch(),
-             "sample where each worker thread spends its time and annotate the hottest "
-             "functions instruction by instruction (docs/sampling.md)")
-            ("sample-event", po::value<std::string>(),
-             "event to sample (implies --sample): cycles (default; cpu-clock where the CPU "
-             "cannot count cycles, as in VMs), cpu-clock, or any --event alias such as "
-             "stxr_fail to see which instruction fails")
-            ("sample-period", po::value<std::string>(),
-             "one sample every N events (ns for cpu-clock and the timer sampler); implies "
-             "--sample")
-            ("sample-freq", po::value<std::string>(),
-             "samples per second instead of a period (default 1000); implies --sample")
             ("sampler", po::value<std::string>(),
              "auto (perf_event, else CPU-time timer signals), perf, or timer; implies --sample")
             ("samples-out", po::value<std::string>(),
@@ -54,29 +43,15 @@ class SamplingExtension : public RunExtension {
             ("explain", po::bool_switch(),
              "print a numbered diagnosis per compared lock pair (default when sampling or "
              "counting events)")
-            ("no-explain", po::bool_switch(), "do not print the diagnosis")
-            ("objdump", po::value<std::string>(),
-             "objdump to disassemble with (default: objdump, or aarch64-linux-gnu-objdump for "
-             "aarch64 binaries on other hosts)")
-            ("annotate-top", po::value<std::string>()->default_value("3"),
-             "functions annotated per cell (0: no listings)")
-            ("folded", po::value<std::string>(),
-             "write the samples as folded stacks (root frame per cell, e.g. tas/2t); implies "
-             "--sample")
-            ("flamegraph", po::value<std::string>(),
-             "write the samples as an SVG flamegraph; implies --sample")
-            ("leaf", po::value<std::string>()->default_value("function"),
-             "leaf frames of --folded/--flamegraph: function, or instruction (sym+0x1c xchg)");
+            ("no-explain", po::bool_switch(), "do not print the diagnosis");
         // clang-format on
+        add_options_of(o, stacks_.options());
         return o;
     }
 
     void configure(const po::variables_map& vm, const workload::RunSpec& spec,
                    workload::RunResult& run) override {
-        sample_ = vm["sample"].as<bool>();
-        for (const char* implies : {"sample-event", "sample-period", "sample-freq", "sampler",
-                                    "samples-out", "folded", "flamegraph"})
-            sample_ |= vm.count(implies) > 0;
+        sample_ = sampling_.requested(vm, {"sampler", "samples-out"});
         if (vm["explain"].as<bool>() && vm["no-explain"].as<bool>())
             throw UsageError("--explain and --no-explain contradict each other; drop one");
         // --quiet keeps stdout empty unless an explanation is asked for by name.
@@ -86,29 +61,14 @@ class SamplingExtension : public RunExtension {
                    : quiet                       ? std::optional<bool>(false)
                                                  : std::nullopt;
         quiet_ = quiet;
-        const std::uint64_t top = parse_count(vm["annotate-top"].as<std::string>(), "annotate-top");
-        if (top > 100) throw UsageError("--annotate-top: at most 100 functions per cell");
-        listing_top_ = static_cast<unsigned>(top);
-        // The explanation reads the hottest functions' instructions even without listings.
-        annotate_.top_functions = std::max(3u, listing_top_);
-        const std::string leaf = vm["leaf"].as<std::string>();
-        if (leaf != "function" && leaf != "instruction")
-            throw UsageError(
-                fmt::format("--leaf: '{}' is not a leaf kind; use function or instruction", leaf));
-        instruction_leaf_ = leaf == "instruction";
-        if (vm.count("objdump")) {
-            annotate_.objdump = vm["objdump"].as<std::string>();
-            if (!symbols::program_exists(annotate_.objdump))
-                throw UsageError(fmt::format(
-                    "--objdump: '{}' is not an executable program; install binutils or give "
-                    "the path of one",
-                    annotate_.objdump));
+        const auto annotation = sampling_.annotation(vm);
+        listing_top_ = annotation.listed;
+        annotate_ = annotation.options;
+        if (vm.count("samples-out")) {
+            samples_out_ = vm["samples-out"].as<std::string>();
+            AtomicFile::check_writable(samples_out_, "samples-out");
         }
-        for (const char* file : {"samples-out", "folded", "flamegraph"})
-            if (vm.count(file)) {
-                AtomicFile::check_writable(vm[file].as<std::string>(), file);
-                outputs_[file] = vm[file].as<std::string>();
-            }
+        stacks_.read(vm);
         if (!sample_) return;
 
         sampling::SamplerRequest request;
@@ -124,7 +84,7 @@ class SamplingExtension : public RunExtension {
                 throw UsageError(
                     fmt::format("--sampler: '{}' is not a sampler; use auto, perf or timer", kind));
         }
-        read_sampler_options(vm, request);
+        sampling_.read_request(vm, request);
         request.window_ns = spec.duration_ns;
         sampler_ = sampling::make_sampler(request);
         const auto& info = sampler_->info();
@@ -169,37 +129,28 @@ class SamplingExtension : public RunExtension {
         }
         out.flush();
         if (!sampled_run_) return;
-        if (auto it = outputs_.find("samples-out"); it != outputs_.end())
-            write_file_atomically(it->second,
+        if (!samples_out_.empty())
+            write_file_atomically(samples_out_,
                                   report::to_json(*sampled_run_, summaries).dump() + "\n");
-        const bool folded = outputs_.count("folded"), svg = outputs_.count("flamegraph");
-        if (folded || svg) {
-            const auto stacks =
-                analysis::folded_stacks(*sampled_run_, *attribution, instruction_leaf_);
-            if (folded)
-                write_file_atomically(outputs_["folded"], exporting::to_folded_text(stacks));
-            if (svg) {
-                exporting::SvgOptions options;
-                options.title = "lockprof: " + fmt::format("{}", fmt::join(run.spec.locks, ", "));
-                options.subtitle = fmt::format("{} sampler, {}", sampled_run_->sampling->sampler,
-                                               sampled_run_->sampling->event);
-                options.count_name = sampled_run_->sampling->event == "cpu-clock"
-                                         ? "ns of CPU time"
-                                         : sampled_run_->sampling->event;
-                write_file_atomically(outputs_["flamegraph"],
-                                      exporting::render_flamegraph_svg(stacks, options));
-            }
-        }
+        stacks_.write([&] {
+            return SampledStacks{
+                analysis::folded_stacks(*sampled_run_, *attribution, stacks_.instruction_leaf()),
+                analysis::flamegraph_options(*sampled_run_)};
+        });
     }
 
   private:
+    SamplingOptions sampling_{
+        "sample where each worker thread spends its time and annotate the hottest functions "
+        "instruction by instruction (docs/sampling.md)",
+        3, " per cell"};
+    StackOutputs stacks_{"one per cell (tas/2t)", "sym+0x1c xchg"};
     bool sample_ = false;
     bool quiet_ = false;
     std::optional<bool> explain_;
-    bool instruction_leaf_ = false;
     unsigned listing_top_ = 3;
     sampling::AnnotateOptions annotate_;
-    std::map<std::string, std::string> outputs_;
+    std::string samples_out_;
     std::unique_ptr<sampling::Sampler> sampler_;
     std::optional<workload::RunResult> sampled_run_;
 };

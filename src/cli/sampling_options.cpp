@@ -1,11 +1,62 @@
 #include "cli/sampling_options.hpp"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "cli/stack_outputs.hpp"
+#include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
+#include "lockprof/symbols/disassembler.hpp"
+
+namespace po = boost::program_options;
 
 namespace lockprof::cli {
 
-void read_sampler_options(const boost::program_options::variables_map& vm,
-                          sampling::SamplerRequest& request) {
+SamplingOptions::SamplingOptions(std::string sample_help, unsigned default_annotate_top,
+                                 std::string per)
+    : sample_help_(std::move(sample_help)),
+      default_annotate_top_(default_annotate_top),
+      per_(std::move(per)) {}
+
+po::options_description SamplingOptions::options() const {
+    const std::string annotate_top_help =
+        fmt::format("hottest functions listed instruction by instruction{} (0: none)", per_);
+    po::options_description o;
+    // clang-format off
+    o.add_options()
+        ("sample", po::bool_switch(), sample_help_.c_str())
+        ("sample-event", po::value<std::string>(),
+         "event to sample (implies --sample): cycles (default; cpu-clock where the CPU "
+         "cannot count cycles, as in VMs), cpu-clock, or any --event alias such as "
+         "stxr_fail to see which instruction fails")
+        ("sample-period", po::value<std::string>(),
+         "one sample every N events (ns for cpu-clock and the timer sampler); implies "
+         "--sample")
+        ("sample-freq", po::value<std::string>(),
+         "samples per second per thread instead of a period (default 1000); implies --sample")
+        ("objdump", po::value<std::string>(),
+         "objdump to disassemble with (default: objdump, or aarch64-linux-gnu-objdump for "
+         "aarch64 binaries on other hosts)")
+        ("annotate-top",
+         po::value<std::string>()->default_value(std::to_string(default_annotate_top_)),
+         annotate_top_help.c_str());
+    // clang-format on
+    return o;
+}
+
+bool SamplingOptions::requested(const po::variables_map& vm,
+                                std::initializer_list<const char*> also) const {
+    bool sample = vm["sample"].as<bool>();
+    for (const char* implies : {"sample-event", "sample-period", "sample-freq"})
+        sample |= vm.count(implies) > 0;
+    for (const auto& output : stack_outputs()) sample |= vm.count(output.name) > 0;
+    for (const char* implies : also) sample |= vm.count(implies) > 0;
+    return sample;
+}
+
+void SamplingOptions::read_request(const po::variables_map& vm,
+                                   sampling::SamplerRequest& request) const {
     if (vm.count("sample-event")) {
         request.event = vm["sample-event"].as<std::string>();
         request.event_given = true;
@@ -14,6 +65,23 @@ void read_sampler_options(const boost::program_options::variables_map& vm,
         request.period = parse_count(vm["sample-period"].as<std::string>(), "sample-period");
     if (vm.count("sample-freq"))
         request.frequency = parse_count(vm["sample-freq"].as<std::string>(), "sample-freq");
+}
+
+SamplingOptions::Annotation SamplingOptions::annotation(const po::variables_map& vm) const {
+    const std::uint64_t top = parse_count(vm["annotate-top"].as<std::string>(), "annotate-top");
+    if (top > 100) throw UsageError(fmt::format("--annotate-top: at most 100 functions{}", per_));
+    Annotation annotation;
+    annotation.listed = static_cast<unsigned>(top);
+    annotation.options.top_functions = std::max(3u, annotation.listed);
+    if (vm.count("objdump")) {
+        annotation.options.objdump = vm["objdump"].as<std::string>();
+        if (!symbols::program_exists(annotation.options.objdump))
+            throw UsageError(fmt::format(
+                "--objdump: '{}' is not an executable program; install binutils or give the "
+                "path of one",
+                annotation.options.objdump));
+    }
+    return annotation;
 }
 
 }  // namespace lockprof::cli

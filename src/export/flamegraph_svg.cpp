@@ -455,6 +455,17 @@ std::string render_flamegraph_svg(const FoldedStacks& stacks, const SvgOptions& 
     return Renderer(options, false).render(tree, stacks.total(), 0, options.subtitle, {}, 0);
 }
 
+SvgOptions sampled_flamegraph_options(std::string_view tool, std::string_view subject,
+                                      std::string subtitle, const std::string& event) {
+    SvgOptions options;
+    options.title = fmt::format("{}: {}", tool, subject);
+    options.subtitle = std::move(subtitle);
+    options.count_name = event == "cpu-clock" ? "ns of CPU time"
+                         : event.empty()      ? "samples"
+                                              : event;
+    return options;
+}
+
 std::string render_diff_flamegraph_svg(const FoldedStacks& before, const FoldedStacks& after,
                                        const SvgOptions& options) {
     validate(options);

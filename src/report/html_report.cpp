@@ -413,14 +413,9 @@ std::string base64(std::string_view bytes) {
 ReportExtras with_flamegraph(analysis::ReportInputs inputs, const workload::RunResult& run) {
     ReportExtras extras;
     static_cast<analysis::ReportInputs&>(extras) = std::move(inputs);
-    if (extras.stacks && run.sampling) {
-        exporting::SvgOptions svg;
-        svg.title = "lockprof: " + fmt::format("{}", fmt::join(run.spec.locks, ", "));
-        svg.subtitle = fmt::format("{} sampler, {}", run.sampling->sampler, run.sampling->event);
-        svg.count_name =
-            run.sampling->event == "cpu-clock" ? "ns of CPU time" : run.sampling->event;
-        extras.flamegraph_svg = exporting::render_flamegraph_svg(*extras.stacks, svg);
-    }
+    if (extras.stacks && run.sampling)
+        extras.flamegraph_svg =
+            exporting::render_flamegraph_svg(*extras.stacks, analysis::flamegraph_options(run));
     return extras;
 }
 

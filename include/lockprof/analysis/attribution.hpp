@@ -11,6 +11,7 @@
 
 #include "lockprof/analysis/explain.hpp"
 #include "lockprof/analysis/summary.hpp"
+#include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/export/folded.hpp"
 #include "lockprof/sampling/annotate.hpp"
 #include "lockprof/symbols/resolver.hpp"
@@ -40,6 +41,10 @@ void add_instruction_evidence(const sampling::CellAnnotation& cell, bool precise
 std::vector<CellEvidence> gather_evidence(const workload::RunResult& run,
                                           const std::vector<CellSummary>& summaries,
                                           const Attribution* attribution);
+
+// The labels of a sampled run's flamegraph (exporting::sampled_flamegraph_options): the locks
+// as its title, the sampler and event as its subtitle.
+exporting::SvgOptions flamegraph_options(const workload::RunResult& run);
 
 // Per-cell sample totals and losses, as notes the run prints ("sampling: ... lost").
 std::vector<std::string> loss_notes(const workload::RunResult& run);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "lockprof/export/folded.hpp"
 
@@ -25,6 +26,14 @@ struct SvgOptions {
 // Renders `stacks` as an SVG document (UTF-8, starting with "<?xml"). Empty input renders a
 // valid SVG that says "no samples". Throws UsageError on invalid options (width < 100 etc).
 std::string render_flamegraph_svg(const FoldedStacks& stacks, const SvgOptions& options);
+
+// Options for a flamegraph of lockprof's own samples, with the labels every such graph gets (run
+// --flamegraph, the HTML report's graph, record --flamegraph): the title "TOOL: SUBJECT"
+// ("lockprof: tas, ttas", "lockprof record: postgres"), the subtitle as given, and the tooltips'
+// unit: the sampled event, "ns of CPU time" for cpu-clock (its count is nanoseconds), or
+// "samples" when no event is known.
+SvgOptions sampled_flamegraph_options(std::string_view tool, std::string_view subject,
+                                      std::string subtitle, const std::string& event);
 
 // Differential flamegraph: frame widths from `after`; fill colour by the normalised change
 // share_after - share_before of each frame's inclusive weight (share = weight / total of its

@@ -1,4 +1,4 @@
-// Folded-stack frames for raw samples, shared by sampled runs (sampling::folded_stacks) and
+// Folded-stack frames for raw samples, shared by sampled runs (analysis::folded_stacks) and
 // `lockprof record` (record::folded_stacks): the same names for the same code, resolved once per
 // address.
 #pragma once

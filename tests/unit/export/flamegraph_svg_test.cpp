@@ -213,3 +213,21 @@ TEST(DiffFlamegraphSvg, EmptyAfterListsEverythingAsVanished) {
     ASSERT_EQ(doc.vanished.size(), 1u);
     EXPECT_EQ(doc.vanished[0].rfind("a [before: 1 samples", 0), 0u);
 }
+
+// Every flamegraph of lockprof's own samples is labelled by one function.
+TEST(SampledFlamegraphOptions, TitleNamesToolAndSubject) {
+    const auto o =
+        sampled_flamegraph_options("lockprof record", "postgres", "12 samples", "cycles");
+    EXPECT_EQ(o.title, "lockprof record: postgres");
+    EXPECT_EQ(o.subtitle, "12 samples");
+    EXPECT_EQ(o.count_name, "cycles");
+}
+
+TEST(SampledFlamegraphOptions, CpuClockCountsNanosecondsAndNoEventCountsSamples) {
+    EXPECT_EQ(sampled_flamegraph_options("lockprof", "tas", "", "cpu-clock").count_name,
+              "ns of CPU time");
+    EXPECT_EQ(sampled_flamegraph_options("lockprof", "tas", "", "").count_name, "samples");
+    // The labels only: the rest is the renderer's defaults.
+    EXPECT_EQ(sampled_flamegraph_options("lockprof", "tas", "", "cycles").width,
+              SvgOptions{}.width);
+}

@@ -1,0 +1,78 @@
+#include "cli/stack_outputs.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace lockprof::cli {
+
+namespace {
+
+std::string render_folded(const SampledStacks& s) {
+    return exporting::to_folded_text(s.stacks);
+}
+
+std::string render_flamegraph(const SampledStacks& s) {
+    return exporting::render_flamegraph_svg(s.stacks, s.labels);
+}
+
+// clang-format off
+constexpr std::array kStackOutputs{
+    StackOutput{"folded", "folded stacks, one line per stack (docs/flamegraph.md)", render_folded},
+    StackOutput{"flamegraph", "an interactive SVG flamegraph", render_flamegraph},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const StackOutput> stack_outputs() {
+    return kStackOutputs;
+}
+
+StackOutputs::StackOutputs(std::string roots, std::string instruction_leaf_example)
+    : roots_(std::move(roots)), instruction_leaf_example_(std::move(instruction_leaf_example)) {}
+
+po::options_description StackOutputs::options() const {
+    po::options_description o;
+    std::string names;
+    for (const auto& output : stack_outputs()) {
+        o.add_options()(
+            output.name, po::value<std::string>(),
+            fmt::format("write the samples as {}; implies --sample", output.help).c_str());
+        names += fmt::format("{}--{}", names.empty() ? "" : "/", output.name);
+    }
+    o.add_options()("leaf", po::value<std::string>()->default_value("function"),
+                    fmt::format("leaf frames of {}: function, or instruction ({}); their root "
+                                "frames are {}",
+                                names, instruction_leaf_example_, roots_)
+                        .c_str());
+    return o;
+}
+
+void StackOutputs::read(const po::variables_map& vm) {
+    const std::string leaf = vm["leaf"].as<std::string>();
+    if (leaf != "function" && leaf != "instruction")
+        throw UsageError(
+            fmt::format("--leaf: '{}' is not a leaf kind; use function or instruction", leaf));
+    instruction_leaf_ = leaf == "instruction";
+    files_.clear();
+    for (const auto& output : stack_outputs())
+        if (vm.count(output.name)) {
+            const std::string path = vm[output.name].as<std::string>();
+            AtomicFile::check_writable(path, output.name);
+            files_.emplace_back(&output, path);
+        }
+}
+
+void StackOutputs::write(const std::function<SampledStacks()>& stacks) const {
+    if (files_.empty()) return;
+    const SampledStacks sampled = stacks();
+    for (const auto& [output, path] : files_) write_file_atomically(path, output->render(sampled));
+}
+
+}  // namespace lockprof::cli

@@ -1,0 +1,65 @@
+// The stack outputs of sampled runs and recordings, one table for `run` and `record`: a row
+// per exporter (name, help, renderer) drives the option's declaration, "implies --sample",
+// the check that its path can be written before anything runs, and the write. A new exporter
+// is one row in stack_outputs.cpp and its renderer.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "lockprof/export/flamegraph_svg.hpp"
+#include "lockprof/export/folded.hpp"
+
+namespace lockprof::cli {
+
+// What every exporter renders from: the folded stacks, and the labels a graph shows (title,
+// subtitle, unit; exporting::sampled_flamegraph_options).
+struct SampledStacks {
+    exporting::FoldedStacks stacks;
+    exporting::SvgOptions labels;
+};
+
+struct StackOutput {
+    const char* name;  // the option, --NAME FILE
+    const char* help;  // what FILE holds, completing "write the samples as ..."
+    std::string (*render)(const SampledStacks&);
+};
+
+// Every exporter, in the order they are written.
+std::span<const StackOutput> stack_outputs();
+
+// One command's stack outputs: the table's options with --leaf, and, once read, the files
+// the command line asks for.
+class StackOutputs {
+  public:
+    // For --help: what the stacks' root frames are ("the process name") and an instruction
+    // leaf frame as this command's stacks show one ("sym+0x1c pause").
+    StackOutputs(std::string roots, std::string instruction_leaf_example);
+
+    // Every row's --NAME FILE and --leaf, without a caption (add_options_of).
+    boost::program_options::options_description options() const;
+
+    // Reads --leaf and the files asked for, and checks now that each can be written
+    // (UsageError), so a long run never ends in an unwritable path.
+    void read(const boost::program_options::variables_map& vm);
+
+    bool any() const { return !files_.empty(); }
+    // --leaf instruction: the leaf frame is the sampled instruction, not its function.
+    bool instruction_leaf() const { return instruction_leaf_; }
+
+    // Renders every output asked for into its file (atomically); `stacks` is called once, and
+    // only when some output was asked for.
+    void write(const std::function<SampledStacks()>& stacks) const;
+
+  private:
+    std::string roots_, instruction_leaf_example_;
+    bool instruction_leaf_ = false;
+    std::vector<std::pair<const StackOutput*, std::string>> files_;  // row, path
+};
+
+}  // namespace lockprof::cli
