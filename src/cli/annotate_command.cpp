@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include "cli/arguments.hpp"
+#include "cli/sampling_options.hpp"
 #include "cli/binary_copies.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/analysis/explain.hpp"
@@ -23,15 +24,12 @@ namespace po = boost::program_options;
 namespace lockprof::cli {
 
 int annotate_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
+    const SamplingOptions sampling("", 3, " per cell");
     po::options_description o("Options");
+    o.add_options()("help,h", "show this help");
+    o.add(sampling.annotation_options());
     // clang-format off
     o.add_options()
-        ("help,h", "show this help")
-        ("objdump", po::value<std::string>(),
-         "objdump to disassemble with (default: objdump, or aarch64-linux-gnu-objdump for "
-         "aarch64 binaries on other hosts)")
-        ("annotate-top", po::value<std::string>()->default_value("3"),
-         "functions annotated per cell (0: explanation only)")
         ("lock", po::value<std::string>(), "only these locks, comma-separated")
         ("threads", po::value<std::string>(), "only these thread counts")
         ("no-explain", po::bool_switch(), "do not print the diagnosis");
@@ -87,20 +85,8 @@ int annotate_command(const std::vector<std::string>& args, const std::vector<std
         throw UsageError(fmt::format("annotate: no cell of '{}' matches --lock/--threads", file));
     run.cells = std::move(kept);
 
-    sampling::AnnotateOptions options;
-    if (vm.count("objdump")) {
-        options.objdump = vm["objdump"].as<std::string>();
-        if (!symbols::program_exists(options.objdump))
-            throw UsageError(fmt::format(
-                "--objdump: '{}' is not an executable program; install binutils or give the "
-                "path of one",
-                options.objdump));
-    }
-    const std::uint64_t top = parse_count(vm["annotate-top"].as<std::string>(), "annotate-top");
-    if (top > 100) throw UsageError("--annotate-top: at most 100 functions per cell");
-    const unsigned listing_top = static_cast<unsigned>(top);
     // The explanation reads the hottest functions' instructions even without listings.
-    options.top_functions = std::max(3u, listing_top);
+    const auto [listing_top, options] = sampling.annotation(vm);
 
     fmt::print("{} sampler, event {}, recorded {} by lockprof {}\n", run.sampling->sampler,
                run.sampling->event, run.provenance.timestamp_utc, run.provenance.lockprof_version);

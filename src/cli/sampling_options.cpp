@@ -20,8 +20,6 @@ SamplingOptions::SamplingOptions(std::string sample_help, unsigned default_annot
       per_(std::move(per)) {}
 
 po::options_description SamplingOptions::options() const {
-    const std::string annotate_top_help =
-        fmt::format("hottest functions listed instruction by instruction{} (0: none)", per_);
     po::options_description o;
     // clang-format off
     o.add_options()
@@ -34,7 +32,18 @@ po::options_description SamplingOptions::options() const {
          "one sample every N events (ns for cpu-clock and the timer sampler); implies "
          "--sample")
         ("sample-freq", po::value<std::string>(),
-         "samples per second per thread instead of a period (default 1000); implies --sample")
+         "samples per second per thread instead of a period (default 1000); implies --sample");
+    // clang-format on
+    o.add(annotation_options());
+    return o;
+}
+
+po::options_description SamplingOptions::annotation_options() const {
+    const std::string annotate_top_help =
+        fmt::format("hottest functions listed instruction by instruction{} (0: none)", per_);
+    po::options_description o;
+    // clang-format off
+    o.add_options()
         ("objdump", po::value<std::string>(),
          "objdump to disassemble with (default: objdump, or aarch64-linux-gnu-objdump for "
          "aarch64 binaries on other hosts)")

@@ -24,6 +24,8 @@ class SamplingOptions {
     // The options, without a caption: a command lists them in a group of its own
     // (add_options_of).
     boost::program_options::options_description options() const;
+    // Only --objdump and --annotate-top, for `annotate`, which reads saved samples.
+    boost::program_options::options_description annotation_options() const;
 
     // --sample, or an option that implies it: --sample-event/--sample-period/--sample-freq,
     // any stack output (stack_outputs()), or one of the command's own `also`.
