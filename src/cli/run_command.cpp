@@ -211,80 +211,110 @@ void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
         write_file_atomically(vm["csv"].as<std::string>(), report::render_csv(run, summaries));
 }
 
-}  // namespace
+// The run's options: the workload's and the outputs', then each extension's, then general.
+struct RunOptions {
+    po::options_description visible;       // what --help shows
+    po::options_description profile_keys;  // what a profile may set
+};
 
-int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
+RunOptions declare_options(const std::vector<std::unique_ptr<RunExtension>>& extensions) {
     po::options_description general("General");
     general.add_options()("help,h", "show this help")("version", "show version and build");
     const auto workload = workload_options();
     const auto output = output_options();
-    auto extensions = make_run_extensions();
-    po::options_description visible;
-    visible.add(workload).add(output);
-    po::options_description profile_keys;  // what a profile may set
-    profile_keys.add(workload).add(output);
+    RunOptions o;
+    o.visible.add(workload).add(output);
+    o.profile_keys.add(workload).add(output);
     for (const auto& extension : extensions) {
         const auto options = extension->options();
-        visible.add(options);
-        profile_keys.add(options);
+        o.visible.add(options);
+        o.profile_keys.add(options);
     }
-    visible.add(general);
+    o.visible.add(general);
+    return o;
+}
 
-    // Notified once a --profile has added its values (the command line's stay: they came first).
-    po::variables_map vm = parse_arguments(args, visible, "", {}, {}, Notify::later);
+void print_version() {
+    fmt::print("lockprof {} ({})\nbuilt with {} ({}, {})\nflags: {}\n", LOCKPROF_VERSION,
+               LOCKPROF_GIT_REVISION, LOCKPROF_COMPILER, LOCKPROF_BUILD_TYPE,
+#ifdef NDEBUG
+               "assertions off",
+#else
+               "assertions ON",
+#endif
+               LOCKPROF_COMPILER_FLAGS);
+}
+
+// The command line, then the --profile it names (the command line's values stay: they came
+// first), notified and checked. nullopt after --help or --version.
+std::optional<po::variables_map> parse_run(const std::vector<std::string>& args,
+                                           const RunOptions& options) {
+    po::variables_map vm = parse_arguments(args, options.visible, "", {}, {}, Notify::later);
     if (vm.count("help")) {
-        std::cout << usage_text(visible);
-        return 0;
+        std::cout << usage_text(options.visible);
+        return std::nullopt;
     }
     if (vm.count("version")) {
-        fmt::print("lockprof {} ({})\nbuilt with {} ({}, {})\nflags: {}\n", LOCKPROF_VERSION,
-                   LOCKPROF_GIT_REVISION, LOCKPROF_COMPILER, LOCKPROF_BUILD_TYPE,
-#ifdef NDEBUG
-                   "assertions off",
-#else
-                   "assertions ON",
-#endif
-                   LOCKPROF_COMPILER_FLAGS);
-        return 0;
+        print_version();
+        return std::nullopt;
     }
-    if (vm.count("profile")) load_profile(vm["profile"].as<std::string>(), profile_keys, vm);
+    if (vm.count("profile"))
+        load_profile(vm["profile"].as<std::string>(), options.profile_keys, vm);
     try {
         po::notify(vm);
     } catch (const po::error& e) {
         throw UsageError(e.what());
     }
+    return vm;
+}
 
+// "[3/12] tas, 2 threads, trial 1" on a terminal's stderr line; nothing when it is not one.
+workload::SweepHooks progress_hooks(const workload::Plan& plan, unsigned trials, bool show) {
+    workload::SweepHooks hooks;
+    if (!show) return hooks;
+    const std::size_t steps = plan.cells.size() * trials;
+    hooks.progress = [steps, step = std::size_t{0}](const std::string& what) mutable {
+        if (what.rfind("warm-up", 0) != 0) ++step;
+        fmt::print(stderr, "\r\033[K[{}/{}] {}", step, steps, what);
+        std::fflush(stderr);
+    };
+    return hooks;
+}
+
+std::size_t finished_trials(const workload::RunResult& run) {
+    std::size_t n = 0;
+    for (const auto& c : run.cells) n += c.trials.size();
+    return n;
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
+    auto extensions = make_run_extensions();
+    const auto vm_or_exit = parse_run(args, declare_options(extensions));
+    if (!vm_or_exit) return 0;
+    const po::variables_map& vm = *vm_or_exit;
+
+    // Plan: the spec, the outputs checked before anything runs, what each extension adds.
     const workload::RunSpec spec = spec_from(vm);
     for (const char* option : {"output", "csv"})
         if (vm.count(option)) AtomicFile::check_writable(vm[option].as<std::string>(), option);
-
     workload::RunResult run;
     run.provenance = workload::collect_provenance(argv);
     for (const auto& extension : extensions) extension->configure(vm, spec, run);
+    const workload::Plan plan = workload::make_plan(spec, workload::calibrate());
 
-    const workload::Calibration calibration = workload::calibrate();
-    const workload::Plan plan = workload::make_plan(spec, calibration);
-
+    // Run.
     workload::RunControl control;
     control.interrupted = &g_interrupted;
     for (const auto& extension : extensions)
         if (auto* instrumentation = extension->instrumentation())
             control.instruments.push_back(instrumentation);
-    std::signal(SIGINT, on_sigint);
-
     const bool show_progress = isatty(STDERR_FILENO) != 0;
-    std::size_t step = 0;
-    const std::size_t steps = plan.cells.size() * spec.trials;
-    workload::SweepHooks hooks;
-    if (show_progress)
-        hooks.progress = [&](const std::string& what) {
-            if (what.rfind("warm-up", 0) != 0) ++step;
-            fmt::print(stderr, "\r\033[K[{}/{}] {}", step, steps, what);
-            std::fflush(stderr);
-        };
-
+    std::signal(SIGINT, on_sigint);
     try {
-        run = workload::run_sweep(plan, control, hooks, &run);
+        run = workload::run_sweep(plan, control, progress_hooks(plan, spec.trials, show_progress),
+                                  &run);
     } catch (const StallError& e) {
         if (show_progress) fmt::print(stderr, "\r\033[K");
         run.interrupted = true;
@@ -298,14 +328,13 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     }
     std::signal(SIGINT, SIG_DFL);
     if (show_progress) fmt::print(stderr, "\r\033[K");
+
+    // Results, analysis, outputs.
     for (const auto& extension : extensions) extension->finish(run);
     write_outputs(vm, run, analysis::summarize(run), extensions);
     if (run.interrupted) {
-        fmt::print(stderr, "lockprof: interrupted; wrote the {} finished trial(s)\n", [&] {
-            std::size_t n = 0;
-            for (const auto& c : run.cells) n += c.trials.size();
-            return n;
-        }());
+        fmt::print(stderr, "lockprof: interrupted; wrote the {} finished trial(s)\n",
+                   finished_trials(run));
         return 130;
     }
     return 0;
