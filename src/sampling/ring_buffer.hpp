@@ -77,16 +77,8 @@ struct RingBuffer {
         __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
     }
 
-  private:
-    // Records may wrap around the end of the data area.
-    void copy_out(const unsigned char* data, std::uint64_t position, void* out,
-                  std::size_t size) const {
-        const std::size_t offset = position % data_size;
-        const std::size_t first = std::min(size, data_size - offset);
-        std::memcpy(out, data + offset, first);
-        std::memcpy(static_cast<unsigned char*>(out) + first, data, size - first);
-    }
-
+    // One record (`body`: the `size` bytes after its header) into samples, events, lost or
+    // throttled; record types it does not know are skipped. Public so tests can feed it records.
     void parse(const perf_event_header& header, const unsigned char* body, std::size_t size) {
         auto u64 = [&](std::size_t index) {
             std::uint64_t v = 0;
@@ -157,6 +149,16 @@ struct RingBuffer {
             }
             samples.push_back(std::move(s));
         }
+    }
+
+  private:
+    // Records may wrap around the end of the data area.
+    void copy_out(const unsigned char* data, std::uint64_t position, void* out,
+                  std::size_t size) const {
+        const std::size_t offset = position % data_size;
+        const std::size_t first = std::min(size, data_size - offset);
+        std::memcpy(out, data + offset, first);
+        std::memcpy(static_cast<unsigned char*>(out) + first, data, size - first);
     }
 };
 
