@@ -493,13 +493,6 @@ std::string_view class_description(InstructionClass c) {
     return "";
 }
 
-std::string format_figure(double v) {
-    if (v == 0) return "0";
-    if (v >= 9.95) return fmt::format("{:.0f}", v);
-    if (v >= 0.095) return fmt::format("{:.1f}", v);
-    return fmt::format("{:.2g}", v);
-}
-
 std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summaries) {
     std::vector<CellEvidence> out;
     for (const auto& s : summaries) {

@@ -1,5 +1,7 @@
 #include "lockprof/arch/cpu.hpp"
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -10,15 +12,14 @@
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
-#include <filesystem>
 
 namespace lockprof::arch {
 namespace {
 
 // First value of each "key : value" line in /proc/cpuinfo (the first processor's block).
-std::map<std::string, std::string> read_cpuinfo() {
+std::map<std::string, std::string> read_cpuinfo(const std::filesystem::path& path) {
     std::map<std::string, std::string> fields;
-    std::ifstream in("/proc/cpuinfo");
+    std::ifstream in(path);
     std::string line;
     while (std::getline(in, line)) {
         auto colon = line.find(':');
@@ -73,11 +74,12 @@ bool cpu_has_lse() {
 #endif
 }
 
-CpuIdentity cpu_identity() {
+CpuIdentity cpu_identity(const std::string& root_folder) {
+    const std::filesystem::path root(root_folder);
     CpuIdentity id;
     id.arch = std::string(kArchName);
     id.logical_cpus = std::thread::hardware_concurrency();
-    auto info = read_cpuinfo();
+    auto info = read_cpuinfo(root / "proc/cpuinfo");
 #if defined(LOCKPROF_ARCH_X86)
     id.model_name = info["model name"];
     id.vendor = info["vendor_id"];
@@ -101,7 +103,7 @@ CpuIdentity cpu_identity() {
     id.has_lse = cpu_has_lse();
 #endif
     std::error_code ec;
-    id.has_spe = std::filesystem::exists("/sys/bus/event_source/devices/arm_spe_0", ec);
+    id.has_spe = std::filesystem::exists(root / "sys/bus/event_source/devices/arm_spe_0", ec);
     return id;
 }
 

@@ -245,60 +245,79 @@ class Renderer {
     Renderer(const SvgOptions& o, bool diff) : o_(o), diff_(diff) {}
 
     std::string render(const Tree& tree, std::uint64_t total_after, std::uint64_t total_before,
-                       std::string subtitle, const std::vector<Vanished>& vanished,
+                       const std::string& subtitle, const std::vector<Vanished>& vanished,
                        std::size_t vanished_count) {
-        const double full = o_.width - 2 * kXPad;
-        // Frames narrower than min_width are left out together with their subtrees.
-        std::vector<Placed> placed;
-        std::uint32_t max_depth = 0;
-        if (total_after > 0) {
-            const double px_per_unit = full / static_cast<double>(total_after);
-            std::vector<Placed> stack{{0, 0}};
-            while (!stack.empty()) {
-                const auto p = stack.back();
-                stack.pop_back();
-                const auto& n = tree.node(p.node);
-                if (n.after == 0) continue;  // vanished from AFTER: nothing to draw
-                if (static_cast<double>(n.after) * px_per_unit < o_.min_width_px) continue;
-                placed.push_back(p);
-                max_depth = std::max(max_depth, n.depth);
-                std::uint64_t offset = p.offset;
-                // Push in reverse so frames come out left to right (deterministic order).
-                std::vector<Placed> kids;
-                for (auto c : n.children) {
-                    kids.push_back({c, offset});
-                    offset += tree.node(c).after;
-                }
-                stack.insert(stack.end(), kids.rbegin(), kids.rend());
+        tree_ = &tree;
+        total_after_ = total_after;
+        total_before_ = total_before;
+        place_frames();
+        measure(subtitle, vanished);
+        std::string out;
+        out.reserve(placed_.size() * 220 + 16384);
+        write_prologue(out, subtitle);
+        write_frames(out);
+        if (diff_) write_legend(out, vanished, vanished_count);
+        emit(out, "</svg>\n");
+        return out;
+    }
+
+  private:
+    // Layout: every frame drawn with its offset, left to right; frames narrower than
+    // min_width are left out together with their subtrees.
+    void place_frames() {
+        placed_.clear();
+        max_depth_ = 0;
+        if (total_after_ == 0) return;
+        const double px_per_unit = (o_.width - 2 * kXPad) / static_cast<double>(total_after_);
+        std::vector<Placed> stack{{0, 0}};
+        while (!stack.empty()) {
+            const auto p = stack.back();
+            stack.pop_back();
+            const auto& n = tree_->node(p.node);
+            if (n.after == 0) continue;  // vanished from AFTER: nothing to draw
+            if (static_cast<double>(n.after) * px_per_unit < o_.min_width_px) continue;
+            placed_.push_back(p);
+            max_depth_ = std::max(max_depth_, n.depth);
+            std::uint64_t offset = p.offset;
+            // Push in reverse so frames come out left to right (deterministic order).
+            std::vector<Placed> kids;
+            for (auto c : n.children) {
+                kids.push_back({c, offset});
+                offset += tree_->node(c).after;
             }
+            stack.insert(stack.end(), kids.rbegin(), kids.rend());
         }
+    }
 
-        double max_delta = 0;
+    // The vertical layout (title block, frames, legend, details line) and the diff's
+    // largest change, which sets full colour intensity.
+    void measure(const std::string& subtitle, const std::vector<Vanished>& vanished) {
+        max_delta_ = 0;
         if (diff_)
-            for (const auto& p : placed)
-                max_delta =
-                    std::max(max_delta, std::fabs(delta(tree, p.node, total_after, total_before)));
-
+            for (const auto& p : placed_)
+                max_delta_ = std::max(max_delta_, std::fabs(delta(p.node)));
         const double fh = o_.frame_height;
         const double fs = o_.font_size;
-        const double top = fs * 2 + 36 + (subtitle.empty() ? 0 : fs + 6);
-        const double graph_h = placed.empty() ? fh * 3 : (max_depth + 1) * fh;
+        top_ = fs * 2 + 36 + (subtitle.empty() ? 0 : fs + 6);
+        graph_h_ = placed_.empty() ? fh * 3 : (max_depth_ + 1) * fh;
         const std::size_t legend_lines =
             diff_ ? 1 + (vanished.empty() ? 0 : 1 + vanished.size()) : 0;
         const double legend_h = legend_lines * (fs + 6);
         const double bottom = fs * 2 + 10;
-        const double height = top + graph_h + 10 + legend_h + bottom;
+        height_ = top_ + graph_h_ + 10 + legend_h + bottom;
+    }
 
-        std::string out;
-        out.reserve(placed.size() * 220 + 16384);
-
+    // The document up to the frames: the <svg> tag with what the script reads, style, script,
+    // background, title and subtitle, and the controls.
+    void write_prologue(std::string& out, const std::string& subtitle) const {
+        const double fs = o_.font_size;
         emit(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
         emit(out,
              "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
              "height=\"{1:.0f}\" viewBox=\"0 0 {0} {1:.0f}\" onload=\"init(evt)\" "
              "data-width=\"{0}\" data-xpad=\"{2}\" data-fontsize=\"{3}\" data-inverted=\"{4}\" "
              "data-generator=\"lockprof\">\n",
-             o_.width, height, kXPad, fs, o_.inverted ? 1 : 0);
+             o_.width, height_, kXPad, fs, o_.inverted ? 1 : 0);
         emit(out,
              "<!-- Flame graph written by lockprof (docs/flamegraph.md). Click a frame to zoom, "
              "Reset Zoom or Esc to go back, Search or Ctrl-F to highlight frames. -->\n");
@@ -325,124 +344,138 @@ class Renderer {
         emit(out,
              "<text id=\"search\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">Search</text>\n",
              o_.width - kXPad, fs + 14);
-        emit(out, "<text id=\"details\" x=\"{}\" y=\"{:.1f}\"> </text>\n", kXPad, height - 8);
+        emit(out, "<text id=\"details\" x=\"{}\" y=\"{:.1f}\"> </text>\n", kXPad, height_ - 8);
         emit(out, "<text id=\"matched\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\"> </text>\n",
-             o_.width - kXPad, height - 8);
-
-        if (placed.empty())
+             o_.width - kXPad, height_ - 8);
+        if (placed_.empty())
             emit(out,
                  "<text id=\"nosamples\" x=\"{:.1f}\" y=\"{:.1f}\" "
                  "text-anchor=\"middle\">{}</text>\n",
-                 o_.width / 2.0, top + fh * 1.5, diff_ ? "no samples in AFTER" : "no samples");
-
-        emit(out, "<g id=\"frames\">\n");
-        const double px_per_unit = total_after ? full / static_cast<double>(total_after) : 0;
-        const double char_w = fs * 0.59;
-        for (const auto& p : placed) {
-            const auto& n = tree.node(p.node);
-            const auto name = p.node == 0 ? std::string_view("all") : tree.name(n);
-            const double x = kXPad + static_cast<double>(p.offset) * px_per_unit;
-            const double w = static_cast<double>(n.after) * px_per_unit;
-            const double y = o_.inverted ? top + n.depth * fh : top + (max_depth - n.depth) * fh;
-            Rgb colour;
-            bool is_new = false;
-            out += "<g><title>";
-            escape_xml(out, name);
-            if (diff_) {
-                const double d = delta(tree, p.node, total_after, total_before);
-                colour = diff_colour(d, max_delta);
-                is_new = n.before == 0;
-                emit(out, " (after: {} {}, {:.2f}%; before: ", with_commas(n.after), o_.count_name,
-                     pct(n.after, total_after));
-                if (is_new)
-                    emit(out, "0 {}, new in AFTER", o_.count_name);
-                else
-                    emit(out, "{} {}, {:.2f}%", with_commas(n.before), o_.count_name,
-                         pct(n.before, total_before));
-                emit(out, "; change {:+.2f} percentage points of total)", d * 100);
-            } else {
-                colour = frame_colour(name, p.node == 0);
-                emit(out, " ({} {}, {:.2f}%)", with_commas(n.after), o_.count_name,
-                     pct(n.after, total_after));
-            }
-            // The script takes the name as the title up to its last " (".
-            emit(out,
-                 "</title><rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" "
-                 "fill=\"rgb({},{},{})\" rx=\"2\" ry=\"2\"{}/>",
-                 x, y, w, fh - 1, colour.r, colour.g, colour.b,
-                 is_new ? " class=\"new\" stroke=\"rgb(120,0,0)\" stroke-width=\"1\"" : "");
-            emit(out, "<text x=\"{:.2f}\" y=\"{:.1f}\">", x + 3, y + fh / 2 + fs / 2 - 2);
-            const auto chars =
-                static_cast<std::size_t>(std::max(0.0, std::floor((w - 6) / char_w)));
-            if (chars >= 3) {
-                if (display_length(name) <= chars)
-                    escape_xml(out, name);
-                else {
-                    escape_xml(out, prefix_chars(name, chars - 2));
-                    out += "..";
-                }
-            }
-            out += "</text></g>\n";
-        }
-        out += "</g>\n";
-
-        if (diff_) {
-            double y = top + graph_h + 10 + fs;
-            emit(out, "<g id=\"legend\">\n");
-            emit(
-                out,
-                "<rect x=\"{0}\" y=\"{1:.1f}\" width=\"{2}\" height=\"{2}\" fill=\"rgb(255,0,0)\"/>"
-                "<text x=\"{3}\" y=\"{4:.1f}\">grew</text>"
-                "<rect x=\"{5}\" y=\"{1:.1f}\" width=\"{2}\" height=\"{2}\" fill=\"rgb(0,0,255)\"/>"
-                "<text x=\"{6}\" y=\"{4:.1f}\">shrank (share of total {7})</text>"
-                "<rect x=\"{8}\" y=\"{1:.1f}\" width=\"{2}\" height=\"{2}\" "
-                "fill=\"rgb(255,160,160)\" "
-                "stroke=\"rgb(120,0,0)\"/><text x=\"{9}\" y=\"{4:.1f}\">outlined: new in "
-                "AFTER</text>\n",
-                kXPad, y - fs + 2, fs, kXPad + fs + 4, y, kXPad + 80, kXPad + 80 + fs + 4,
-                o_.count_name, kXPad + 420, kXPad + 420 + fs + 4);
-            if (!vanished.empty()) {
-                y += fs + 6;
-                emit(out,
-                     "<text id=\"vanished-header\" x=\"{}\" y=\"{:.1f}\">Vanished (in BEFORE, not "
-                     "in AFTER): {} frame{}{}</text>\n",
-                     kXPad, y, vanished_count, vanished_count == 1 ? "" : "s",
-                     vanished_count > vanished.size()
-                         ? fmt::format(", largest {} shown", vanished.size())
-                         : "");
-                for (const auto& v : vanished) {
-                    y += fs + 6;
-                    emit(out,
-                         "<g class=\"vanished\"><rect x=\"{}\" y=\"{:.1f}\" width=\"{}\" "
-                         "height=\"{}\" "
-                         "fill=\"rgb(0,0,255)\"/><text x=\"{}\" y=\"{:.1f}\">",
-                         kXPad, y - fs + 2, fs, fs, kXPad + fs + 4, y);
-                    escape_xml(out, v.path);
-                    emit(out, " [before: {} {}, {:.2f}%]</text></g>\n", with_commas(v.before),
-                         o_.count_name, pct(v.before, total_before));
-                }
-            }
-            emit(out, "</g>\n");
-        }
-        emit(out, "</svg>\n");
-        return out;
+                 o_.width / 2.0, top_ + o_.frame_height * 1.5,
+                 diff_ ? "no samples in AFTER" : "no samples");
     }
 
-  private:
+    void write_frames(std::string& out) const {
+        emit(out, "<g id=\"frames\">\n");
+        for (const auto& p : placed_) write_frame(out, p);
+        out += "</g>\n";
+    }
+
+    // One frame: its tooltip (weights, and in a diff both sides and the change), its rectangle
+    // and as much of its name as fits.
+    void write_frame(std::string& out, const Placed& p) const {
+        const double fh = o_.frame_height;
+        const double fs = o_.font_size;
+        const double px_per_unit =
+            total_after_ ? (o_.width - 2 * kXPad) / static_cast<double>(total_after_) : 0;
+        const auto& n = tree_->node(p.node);
+        const auto name = p.node == 0 ? std::string_view("all") : tree_->name(n);
+        const double x = kXPad + static_cast<double>(p.offset) * px_per_unit;
+        const double w = static_cast<double>(n.after) * px_per_unit;
+        const double y = o_.inverted ? top_ + n.depth * fh : top_ + (max_depth_ - n.depth) * fh;
+        Rgb colour;
+        bool is_new = false;
+        out += "<g><title>";
+        escape_xml(out, name);
+        if (diff_) {
+            const double d = delta(p.node);
+            colour = diff_colour(d, max_delta_);
+            is_new = n.before == 0;
+            emit(out, " (after: {} {}, {:.2f}%; before: ", with_commas(n.after), o_.count_name,
+                 pct(n.after, total_after_));
+            if (is_new)
+                emit(out, "0 {}, new in AFTER", o_.count_name);
+            else
+                emit(out, "{} {}, {:.2f}%", with_commas(n.before), o_.count_name,
+                     pct(n.before, total_before_));
+            emit(out, "; change {:+.2f} percentage points of total)", d * 100);
+        } else {
+            colour = frame_colour(name, p.node == 0);
+            emit(out, " ({} {}, {:.2f}%)", with_commas(n.after), o_.count_name,
+                 pct(n.after, total_after_));
+        }
+        // The script takes the name as the title up to its last " (".
+        emit(out,
+             "</title><rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" "
+             "fill=\"rgb({},{},{})\" rx=\"2\" ry=\"2\"{}/>",
+             x, y, w, fh - 1, colour.r, colour.g, colour.b,
+             is_new ? " class=\"new\" stroke=\"rgb(120,0,0)\" stroke-width=\"1\"" : "");
+        emit(out, "<text x=\"{:.2f}\" y=\"{:.1f}\">", x + 3, y + fh / 2 + fs / 2 - 2);
+        const double char_w = fs * 0.59;
+        const auto chars = static_cast<std::size_t>(std::max(0.0, std::floor((w - 6) / char_w)));
+        if (chars >= 3) {
+            if (display_length(name) <= chars)
+                escape_xml(out, name);
+            else {
+                escape_xml(out, prefix_chars(name, chars - 2));
+                out += "..";
+            }
+        }
+        out += "</text></g>\n";
+    }
+
+    // The diff's legend (grew, shrank, new) and the frames that vanished from AFTER.
+    void write_legend(std::string& out, const std::vector<Vanished>& vanished,
+                      std::size_t vanished_count) const {
+        const double fs = o_.font_size;
+        double y = top_ + graph_h_ + 10 + fs;
+        emit(out, "<g id=\"legend\">\n");
+        emit(out,
+             "<rect x=\"{0}\" y=\"{1:.1f}\" width=\"{2}\" height=\"{2}\" fill=\"rgb(255,0,0)\"/>"
+             "<text x=\"{3}\" y=\"{4:.1f}\">grew</text>"
+             "<rect x=\"{5}\" y=\"{1:.1f}\" width=\"{2}\" height=\"{2}\" fill=\"rgb(0,0,255)\"/>"
+             "<text x=\"{6}\" y=\"{4:.1f}\">shrank (share of total {7})</text>"
+             "<rect x=\"{8}\" y=\"{1:.1f}\" width=\"{2}\" height=\"{2}\" "
+             "fill=\"rgb(255,160,160)\" "
+             "stroke=\"rgb(120,0,0)\"/><text x=\"{9}\" y=\"{4:.1f}\">outlined: new in "
+             "AFTER</text>\n",
+             kXPad, y - fs + 2, fs, kXPad + fs + 4, y, kXPad + 80, kXPad + 80 + fs + 4,
+             o_.count_name, kXPad + 420, kXPad + 420 + fs + 4);
+        if (!vanished.empty()) {
+            y += fs + 6;
+            emit(out,
+                 "<text id=\"vanished-header\" x=\"{}\" y=\"{:.1f}\">Vanished (in BEFORE, not "
+                 "in AFTER): {} frame{}{}</text>\n",
+                 kXPad, y, vanished_count, vanished_count == 1 ? "" : "s",
+                 vanished_count > vanished.size()
+                     ? fmt::format(", largest {} shown", vanished.size())
+                     : "");
+            for (const auto& v : vanished) {
+                y += fs + 6;
+                emit(out,
+                     "<g class=\"vanished\"><rect x=\"{}\" y=\"{:.1f}\" width=\"{}\" "
+                     "height=\"{}\" "
+                     "fill=\"rgb(0,0,255)\"/><text x=\"{}\" y=\"{:.1f}\">",
+                     kXPad, y - fs + 2, fs, fs, kXPad + fs + 4, y);
+                escape_xml(out, v.path);
+                emit(out, " [before: {} {}, {:.2f}%]</text></g>\n", with_commas(v.before),
+                     o_.count_name, pct(v.before, total_before_));
+            }
+        }
+        emit(out, "</g>\n");
+    }
+
     static double pct(std::uint64_t v, std::uint64_t total) {
         return total ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0;
     }
     static double share(std::uint64_t v, std::uint64_t total) {
         return total ? static_cast<double>(v) / static_cast<double>(total) : 0.0;
     }
-    static double delta(const Tree& tree, std::uint32_t i, std::uint64_t ta, std::uint64_t tb) {
+    // Change in share of total between BEFORE and AFTER.
+    double delta(std::uint32_t i) const {
         if (i == 0) return 0;  // the root is 100% of both by definition
-        const auto& n = tree.node(i);
-        return share(n.after, ta) - share(n.before, tb);
+        const auto& n = tree_->node(i);
+        return share(n.after, total_after_) - share(n.before, total_before_);
     }
 
     const SvgOptions& o_;
     bool diff_;
+    const Tree* tree_ = nullptr;
+    std::uint64_t total_after_ = 0, total_before_ = 0;
+    std::vector<Placed> placed_;
+    std::uint32_t max_depth_ = 0;
+    double max_delta_ = 0;
+    double top_ = 0, graph_h_ = 0, height_ = 0;
 };
 
 }  // namespace

@@ -266,53 +266,112 @@ class LineReader {
     bool eof_ = false;
 };
 
+// Folds samples one at a time: the current sample's root frame and its frames leaf first,
+// copied out of the reader's buffer (a sample may span two reads), counted per distinct stack.
+class SampleFolder {
+  public:
+    SampleFolder(const std::string& filename, const PerfScriptOptions& options,
+                 PerfScriptReport& report)
+        : filename_(filename), options_(options), report_(report), chosen_(options.event) {}
+
+    bool in_sample() const { return in_sample_; }
+
+    // A sample header: the previous sample ends; this one is kept when its event is the one
+    // chosen (the first seen, unless the options name one, or "all").
+    void start_sample(const Header& header, Frame& scratch) {
+        finish_sample();
+        in_sample_ = true;
+        ++report_.samples;
+        if (chosen_.empty()) chosen_ = std::string(header.event);
+        use_sample_ = chosen_ == "all" || header.event == chosen_;
+        if (!use_sample_) {
+            ++report_.other_event;
+            if (others_.find(header.event) == others_.end()) others_.emplace(header.event);
+            return;
+        }
+        weight_ = options_.weight_by_period && header.period ? header.period : 1;
+        root_.clear();
+        if (options_.root != PerfScriptOptions::Root::none) {
+            for (char c : header.comm) root_ += c == ';' ? ':' : c;
+            if (options_.root == PerfScriptOptions::Root::comm_pid) {
+                root_ += '-';
+                root_ += header.id;
+            }
+        }
+        frame_text_.clear();
+        frame_ends_.clear();
+        if (!header.inline_frame.empty() && parse_frame(header.inline_frame, scratch))
+            add_frame(scratch);
+    }
+
+    void add_frame(const Frame& frame) {
+        if (!use_sample_) return;
+        append_frame(frame_text_, frame, options_.annotate_kernel);
+        frame_ends_.push_back(frame_text_.size());
+    }
+
+    // Ends the current sample, counting its stack root first.
+    void finish_sample() {
+        if (!in_sample_) return;
+        in_sample_ = false;
+        if (!use_sample_) return;
+        stack_.clear();
+        stack_ += root_;
+        for (std::size_t i = frame_ends_.size(); i-- > 0;) {
+            const std::size_t begin = i == 0 ? 0 : frame_ends_[i - 1];
+            if (!stack_.empty()) stack_ += ';';
+            stack_.append(frame_text_, begin, frame_ends_[i] - begin);
+        }
+        if (stack_.empty()) return;  // no process frame and no callchain: nothing to place
+        ++report_.folded;
+        if (auto it = counts_.find(string_view(stack_)); it != counts_.end())
+            it->second += weight_;
+        else
+            counts_.emplace(stack_, weight_);
+    }
+
+    // A line that is not perf script output: an error with --strict, else skipped and noted.
+    void problem(const std::string& why) {
+        auto text = fmt::format("{}:{}: {}", filename_, report_.lines, why);
+        if (options_.strict)
+            throw UsageError(text +
+                             "; is this `perf script` output? (run without --strict to "
+                             "skip such lines)");
+        ++report_.skipped;
+        if (report_.problems.size() < kMaxReportedProblems) report_.problems.push_back(text);
+    }
+
+    FoldedStacks result() {
+        finish_sample();
+        report_.event = chosen_;
+        report_.other_events.assign(others_.begin(), others_.end());
+        FoldedStacks folded;
+        for (const auto& [s, w] : counts_) folded.add_line(s, w);
+        return folded;
+    }
+
+  private:
+    const std::string& filename_;
+    const PerfScriptOptions& options_;
+    PerfScriptReport& report_;
+    std::unordered_map<std::string, std::uint64_t, StringHash, std::equal_to<>> counts_;
+    std::set<std::string, std::less<>> others_;
+    std::string chosen_;
+    bool in_sample_ = false, use_sample_ = false;
+    std::uint64_t weight_ = 1;
+    std::string root_;
+    std::string frame_text_;               // leaf-first frame names, back to back
+    std::vector<std::size_t> frame_ends_;  // end offset of each name in frame_text_
+    std::string stack_;
+};
+
 }  // namespace
 
 FoldedStacks fold_perf_script(std::istream& in, const std::string& filename,
                               const PerfScriptOptions& options, PerfScriptReport& report) {
-    std::unordered_map<std::string, std::uint64_t, StringHash, std::equal_to<>> counts;
-    std::set<std::string, std::less<>> others;
-    std::string chosen = options.event;
-    std::vector<string_view> tokens;
-
-    // The current sample: its root frame and its frames leaf first, copied out of the reader's
-    // buffer (a sample may span two reads).
-    bool in_sample = false, use_sample = false;
-    std::uint64_t weight = 1;
-    std::string root;
-    std::string frame_text;               // leaf-first frame names, back to back
-    std::vector<std::size_t> frame_ends;  // end offset of each name in frame_text
-    std::string stack;
-
-    auto finish_sample = [&]() {
-        if (!in_sample) return;
-        in_sample = false;
-        if (!use_sample) return;
-        stack.clear();
-        stack += root;
-        for (std::size_t i = frame_ends.size(); i-- > 0;) {
-            const std::size_t begin = i == 0 ? 0 : frame_ends[i - 1];
-            if (!stack.empty()) stack += ';';
-            stack.append(frame_text, begin, frame_ends[i] - begin);
-        }
-        if (stack.empty()) return;  // no process frame and no callchain: nothing to place
-        ++report.folded;
-        if (auto it = counts.find(string_view(stack)); it != counts.end())
-            it->second += weight;
-        else
-            counts.emplace(stack, weight);
-    };
-    auto problem = [&](std::string why) {
-        auto text = fmt::format("{}:{}: {}", filename, report.lines, why);
-        if (options.strict)
-            throw UsageError(text +
-                             "; is this `perf script` output? (run without --strict to "
-                             "skip such lines)");
-        ++report.skipped;
-        if (report.problems.size() < kMaxReportedProblems) report.problems.push_back(text);
-    };
-
+    SampleFolder folder(filename, options, report);
     LineReader reader(in);
+    std::vector<string_view> tokens;
     string_view line;
     Header header;
     Frame frame;
@@ -320,55 +379,25 @@ FoldedStacks fold_perf_script(std::istream& in, const std::string& filename,
         ++report.lines;
         const auto content = trim(line);
         if (content.empty()) {
-            finish_sample();
+            folder.finish_sample();
             continue;
         }
         if (content.front() == '#') continue;  // perf script --header comments
         // perf indents callchain entries with a tab; headers never start with one.
         if (line.front() != '\t' && parse_header(line, tokens, header)) {
-            finish_sample();
-            in_sample = true;
-            ++report.samples;
-            if (chosen.empty()) chosen = std::string(header.event);
-            use_sample = chosen == "all" || header.event == chosen;
-            if (!use_sample) {
-                ++report.other_event;
-                if (others.find(header.event) == others.end()) others.emplace(header.event);
-                continue;
-            }
-            weight = options.weight_by_period && header.period ? header.period : 1;
-            root.clear();
-            if (options.root != PerfScriptOptions::Root::none) {
-                for (char c : header.comm) root += c == ';' ? ':' : c;
-                if (options.root == PerfScriptOptions::Root::comm_pid) {
-                    root += '-';
-                    root += header.id;
-                }
-            }
-            frame_text.clear();
-            frame_ends.clear();
-            if (!header.inline_frame.empty() && parse_frame(header.inline_frame, frame)) {
-                append_frame(frame_text, frame, options.annotate_kernel);
-                frame_ends.push_back(frame_text.size());
-            }
+            folder.start_sample(header, frame);
             continue;
         }
-        if (in_sample && parse_frame(content, frame)) {
-            if (!use_sample) continue;
-            append_frame(frame_text, frame, options.annotate_kernel);
-            frame_ends.push_back(frame_text.size());
+        if (folder.in_sample() && parse_frame(content, frame)) {
+            folder.add_frame(frame);
             continue;
         }
-        problem(in_sample ? "unrecognised line in a sample (expected 'ADDRESS SYMBOL (MODULE)')"
-                          : "unrecognised line (expected a sample header 'COMM PID TIME: EVENT:')");
+        folder.problem(folder.in_sample()
+                           ? "unrecognised line in a sample (expected 'ADDRESS SYMBOL (MODULE)')"
+                           : "unrecognised line (expected a sample header 'COMM PID TIME: "
+                             "EVENT:')");
     }
-    finish_sample();
-
-    report.event = chosen;
-    report.other_events.assign(others.begin(), others.end());
-    FoldedStacks result;
-    for (const auto& [s, w] : counts) result.add_line(s, w);
-    return result;
+    return folder.result();
 }
 
 }  // namespace lockprof::exporting

@@ -1,6 +1,7 @@
 #include "lockprof/record/profile.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include <fmt/format.h>
@@ -92,9 +93,12 @@ std::regex lock_regex(const std::string& pattern) {
     }
 }
 
-Profile analyse(const RecordResult& result, const Images& images, const ProfileOptions& options) {
-    Profile profile;
-    // Counters: per process (its threads summed, or the command's inherited totals), overall.
+namespace {
+
+using LockTest = std::function<bool(const std::string&)>;
+
+// Counters: per process (its threads summed, or the command's inherited totals), and overall.
+void add_counter_totals(const RecordResult& result, Profile& profile) {
     std::vector<const std::vector<profiling::CounterReading>*> all;
     std::vector<bool> counted(result.events.size(), false);
     for (const auto& p : result.processes) {
@@ -115,7 +119,10 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
         all.insert(all.end(), sets.begin(), sets.end());
     }
     profile.totals = totals_of(result.events, all, counted, result.duration_s);
+}
 
+// Samples and their weight, overall and per process.
+void count_samples(const RecordResult& result, Profile& profile) {
     std::map<pid_t, std::size_t> index_of;
     for (std::size_t i = 0; i < result.processes.size(); ++i)
         index_of[result.processes[i].info.pid] = i;
@@ -125,34 +132,25 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
         if (auto it = index_of.find(static_cast<pid_t>(s.pid)); it != index_of.end())
             ++profile.samples_per_process[it->second];
     }
-    if (profile.samples == 0 || profile.total_weight <= 0) return profile;
+}
 
-    const std::regex locks = lock_regex(options.lock_pattern);
-    auto is_lock = [&](const std::string& name) { return std::regex_search(name, locks); };
-    sampling::AnnotateOptions annotate = options.annotate;
-    annotate.always_annotate = is_lock;
-    annotate.min_function_share = 0;
-
+// Samples per symbol across every image, and the processes each symbol's samples came from.
+struct SymbolTally {
     std::map<FunctionKey, SymbolShare> symbols;
     std::map<FunctionKey, std::set<pid_t>> pids_of;
-    std::map<FunctionKey, sampling::HotFunction> annotated;
-    double unresolved = 0;
-    for (const auto& group : images.all()) {
-        const auto& resolver = group.resolver;
-        for (const auto& path : resolver.changed_modules())
-            profile.warnings.push_back(fmt::format(
-                "'{}' changed since it was recorded (build id differs): annotation may be wrong",
-                path));
+    double unresolved = 0;  // weight no symbol covers
+
+    void add(const Images::Image& image) {
         std::map<std::uint64_t, std::pair<std::uint64_t, double>> at_ip;  // count, weight
         std::map<std::uint64_t, std::set<pid_t>> pids_at;
-        for (const auto* s : group.samples) {
+        for (const auto* s : image.samples) {
             auto& [count, weight] = at_ip[s->ip];
             ++count;
             weight += static_cast<double>(s->weight);
             pids_at[s->ip].insert(static_cast<pid_t>(s->pid));
         }
         for (const auto& [ip, cw] : at_ip) {
-            const auto loc = resolver.resolve(ip);
+            const auto loc = image.resolver.resolve(ip);
             // Code no symbol covers counts per module: "[no symbol] postgres" says where.
             if (!loc.has_symbol()) unresolved += cw.second;
             const FunctionKey key{loc.module, loc.symbol};
@@ -168,47 +166,45 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
             sym.weight += cw.second;
             pids_of[key].insert(pids_at[ip].begin(), pids_at[ip].end());
         }
-        if (!group.has_modules) continue;
-        sampling::Annotator annotator(resolver, annotate);
-        const auto cell = annotator.annotate(group.samples);
-        for (const auto& objdump : cell.missing_objdump) {
-            const std::string warning = sampling::missing_objdump_warning(objdump, true);
-            if (std::find(profile.warnings.begin(), profile.warnings.end(), warning) ==
-                profile.warnings.end())
-                profile.warnings.push_back(warning);
+    }
+};
+
+// Adds one image's annotated functions to `merged`, instruction weights summed per function
+// over the images (processes of one program that do not share mappings).
+void merge_annotations(const sampling::CellAnnotation& cell,
+                       std::map<FunctionKey, sampling::HotFunction>& merged_functions) {
+    for (const auto& f : cell.functions) {
+        if (f.instructions.empty() && f.error.empty()) continue;
+        auto& merged = merged_functions[{f.module, f.name}];
+        if (merged.name.empty()) {
+            merged = f;
+            merged.weight = 0;
+            for (auto& i : merged.instructions) i.weight = 0;
         }
-        for (const auto& f : cell.functions) {
-            if (f.instructions.empty() && f.error.empty()) continue;
-            auto& merged = annotated[{f.module, f.name}];
-            if (merged.name.empty()) {
-                merged = f;
-                merged.weight = 0;
-                for (auto& i : merged.instructions) i.weight = 0;
-            }
-            merged.weight += f.weight;
-            // Same module, same file addresses, both in address order (objdump's): add the
-            // instruction weights up in one pass (a parser function has thousands).
-            auto m = merged.instructions.begin();
-            for (const auto& i : f.instructions) {
-                while (m != merged.instructions.end() &&
-                       m->instruction.address < i.instruction.address)
-                    ++m;
-                if (m != merged.instructions.end() &&
-                    m->instruction.address == i.instruction.address)
-                    m->weight += i.weight;
-            }
+        merged.weight += f.weight;
+        // Same module, same file addresses, both in address order (objdump's): add the
+        // instruction weights up in one pass (a parser function has thousands).
+        auto m = merged.instructions.begin();
+        for (const auto& i : f.instructions) {
+            while (m != merged.instructions.end() && m->instruction.address < i.instruction.address)
+                ++m;
+            if (m != merged.instructions.end() && m->instruction.address == i.instruction.address)
+                m->weight += i.weight;
         }
     }
-    profile.unresolved_share = unresolved / profile.total_weight;
+}
 
-    for (auto& [key, sym] : symbols) {
+// Hot symbols and annotated functions with their shares of all samples, hottest first.
+void rank(Profile& profile, SymbolTally& tally,
+          std::map<FunctionKey, sampling::HotFunction>& annotated) {
+    profile.unresolved_share = tally.unresolved / profile.total_weight;
+    for (auto& [key, sym] : tally.symbols) {
         sym.share = sym.weight / profile.total_weight;
-        sym.processes = pids_of[key].size();
+        sym.processes = tally.pids_of[key].size();
         profile.hot_symbols.push_back(sym);
     }
     std::sort(profile.hot_symbols.begin(), profile.hot_symbols.end(),
               [](const auto& a, const auto& b) { return a.weight > b.weight; });
-
     for (auto& [key, f] : annotated) {
         f.share = f.weight / profile.total_weight;
         for (auto& i : f.instructions) i.share = i.weight / profile.total_weight;
@@ -216,9 +212,12 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
     }
     std::sort(profile.annotated.begin(), profile.annotated.end(),
               [](const auto& a, const auto& b) { return a.weight > b.weight; });
+}
 
-    // The spin-lock view.
-    profile.spin.pattern = options.lock_pattern;
+// The spin-lock view: the symbols matching the lock pattern, their share, and their hottest
+// instructions.
+void spin_view(Profile& profile, const std::string& pattern, const LockTest& is_lock) {
+    profile.spin.pattern = pattern;
     double spin_weight = 0;
     for (const auto& sym : profile.hot_symbols)
         if (!sym.symbol.empty() && is_lock(sym.symbol)) {
@@ -226,29 +225,73 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
             spin_weight += sym.weight;
         }
     profile.spin.share = spin_weight / profile.total_weight;
-    if (spin_weight > 0) {
-        for (const auto& f : profile.annotated) {
-            if (!is_lock(f.name)) continue;
-            for (const auto& i : f.instructions)
-                if (i.weight > 0)
-                    profile.spin.hot_instructions.push_back(
-                        {f.short_name, f.module, i.instruction.address, i.instruction.text(),
-                         i.weight / spin_weight, i.share});
-        }
-        auto& hot = profile.spin.hot_instructions;
-        std::sort(hot.begin(), hot.end(),
-                  [](const auto& a, const auto& b) { return a.share > b.share; });
-        if (hot.size() > kSpinInstructions) hot.resize(kSpinInstructions);
+    if (spin_weight <= 0) return;
+    for (const auto& f : profile.annotated) {
+        if (!is_lock(f.name)) continue;
+        for (const auto& i : f.instructions)
+            if (i.weight > 0)
+                profile.spin.hot_instructions.push_back(
+                    {f.short_name, f.module, i.instruction.address, i.instruction.text(),
+                     i.weight / spin_weight, i.share});
     }
-    // Keep the listings to the hottest functions plus the lock functions.
+    auto& hot = profile.spin.hot_instructions;
+    std::sort(hot.begin(), hot.end(),
+              [](const auto& a, const auto& b) { return a.share > b.share; });
+    if (hot.size() > kSpinInstructions) hot.resize(kSpinInstructions);
+}
+
+// Keeps the listings of the hottest functions plus the lock functions.
+void keep_listings(Profile& profile, std::size_t top_functions, const LockTest& is_lock) {
     std::vector<sampling::HotFunction> kept;
     for (std::size_t i = 0; i < profile.annotated.size(); ++i) {
         const bool lock = is_lock(profile.annotated[i].name);
-        if (i >= options.annotate.top_functions && !lock) continue;
+        if (i >= top_functions && !lock) continue;
         kept.push_back(std::move(profile.annotated[i]));
         profile.lock_function.push_back(lock);
     }
     profile.annotated = std::move(kept);
+}
+
+void add_warning_once(Profile& profile, const std::string& warning) {
+    if (std::find(profile.warnings.begin(), profile.warnings.end(), warning) ==
+        profile.warnings.end())
+        profile.warnings.push_back(warning);
+}
+
+}  // namespace
+
+Profile analyse(const RecordResult& result, const Images& images, const ProfileOptions& options) {
+    Profile profile;
+    add_counter_totals(result, profile);
+    count_samples(result, profile);
+    if (profile.samples == 0 || profile.total_weight <= 0) return profile;
+
+    const std::regex locks = lock_regex(options.lock_pattern);
+    const LockTest is_lock = [&](const std::string& name) {
+        return std::regex_search(name, locks);
+    };
+    sampling::AnnotateOptions annotate = options.annotate;
+    annotate.always_annotate = is_lock;
+    annotate.min_function_share = 0;
+
+    SymbolTally tally;
+    std::map<FunctionKey, sampling::HotFunction> annotated;
+    for (const auto& image : images.all()) {
+        for (const auto& path : image.resolver.changed_modules())
+            profile.warnings.push_back(fmt::format(
+                "'{}' changed since it was recorded (build id differs): annotation may be wrong",
+                path));
+        tally.add(image);
+        if (!image.has_modules) continue;
+        sampling::Annotator annotator(image.resolver, annotate);
+        const auto cell = annotator.annotate(image.samples);
+        for (const auto& objdump : cell.missing_objdump)
+            add_warning_once(profile, sampling::missing_objdump_warning(objdump, true));
+        merge_annotations(cell, annotated);
+    }
+    rank(profile, tally, annotated);
+    spin_view(profile, options.lock_pattern, is_lock);
+    keep_listings(profile, options.annotate.top_functions, is_lock);
     return profile;
 }
 

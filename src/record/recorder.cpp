@@ -52,8 +52,8 @@ std::string executable_mappings(const std::string& maps) {
     return out;
 }
 
-std::vector<int> online_cpus() {
-    std::string text = read_all("/sys/devices/system/cpu/online");
+std::vector<int> online_cpus(const std::string& root) {
+    std::string text = read_all(root + "/sys/devices/system/cpu/online");
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
     try {
         if (!text.empty()) return parse_cpu_list(text, "online CPUs");
@@ -87,7 +87,8 @@ class Recorder {
     Recorder(const RecordSpec& spec, const std::vector<std::string>& argv,
              const std::atomic<int>& stop)
         : spec_(spec), stop_(stop) {
-        result_.provenance = workload::collect_provenance(argv);
+        result_.provenance =
+            workload::collect_provenance(argv, spec.root.empty() ? "/" : spec.root);
         result_.mode = spec.mode;
         result_.pids = spec.pids;
         result_.match = spec.match;
@@ -165,7 +166,7 @@ class Recorder {
             note_failures(failures);
         }
         if (sampler_) {
-            if (const int error = sampler_->attach_inherited(child, online_cpus()))
+            if (const int error = sampler_->attach_inherited(child, online_cpus(spec_.root)))
                 result_.notes.push_back(
                     fmt::format("sampling: the command cannot be sampled: {}",
                                 pmu::explain_open_error(error, result_.sampling->event)));
@@ -219,7 +220,7 @@ class Recorder {
         if (spec_.mode == Mode::match) matcher.emplace(spec_.match);
         std::vector<pid_t> initial = spec_.pids;
         if (matcher) {
-            initial = find_processes(*matcher, getpid());
+            initial = find_processes(*matcher, getpid(), proc_root_);
             if (initial.empty())
                 throw UsageError(fmt::format(
                     "--match: no running process is named '{}' (compared with /proc/*/comm); "
@@ -227,7 +228,7 @@ class Recorder {
                     spec_.match));
         }
         for (pid_t pid : initial) {
-            const auto info = read_process(pid);
+            const auto info = read_process(pid, proc_root_);
             if (!info) {
                 if (matcher) continue;  // exited between the scan and now
                 throw UsageError(fmt::format(
@@ -249,9 +250,9 @@ class Recorder {
             }
             if (Clock::now() >= deadline) break;
             if (matcher)
-                for (pid_t pid : find_processes(*matcher, getpid()))
+                for (pid_t pid : find_processes(*matcher, getpid(), proc_root_))
                     if (!known_.count(pid))
-                        if (const auto info = read_process(pid)) attach_process(*info);
+                        if (const auto info = read_process(pid, proc_root_)) attach_process(*info);
             poll_processes();
             drain_samples();
             if (live_.empty() && !matcher) {
@@ -291,11 +292,11 @@ class Recorder {
     void attach_new_tasks(pid_t pid) {
         auto& live = live_.at(pid);
         auto& process = result_.processes[live.index];
-        for (pid_t tid : list_tasks(pid)) {
+        for (pid_t tid : list_tasks(pid, proc_root_)) {
             if (!live.tasks.insert(tid).second) continue;
             TaskRecord task;
             task.tid = tid;
-            task.comm = task_comm(pid, tid);
+            task.comm = task_comm(pid, tid, proc_root_);
             int refused = 0;
             if (!spec_.counting.events.empty()) {
                 std::vector<pmu::OpenFailure> failures;
@@ -338,7 +339,7 @@ class Recorder {
     void poll_processes() {
         std::vector<pid_t> gone;
         for (auto& [pid, live] : live_) {
-            if (!read_process(pid)) {
+            if (!read_process(pid, proc_root_)) {
                 gone.push_back(pid);
                 continue;
             }
@@ -369,14 +370,15 @@ class Recorder {
     void refresh_modules(pid_t pid) {
         auto& live = live_.at(pid);
         live.refreshed = Clock::now();
-        std::string maps = executable_mappings(read_all(fmt::format("/proc/{}/maps", pid)));
+        std::string maps =
+            executable_mappings(read_all(fmt::format("{}/{}/maps", proc_root_, pid)));
         if (maps.empty() || maps == live.maps) return;
         live.maps = std::move(maps);
         auto modules = symbols::process_modules(pid);
         if (modules.empty()) return;
         auto& p = result_.processes[live.index];
         p.modules = std::move(modules);
-        if (auto info = read_process(pid)) {
+        if (auto info = read_process(pid, proc_root_)) {
             p.info.exe = info->exe;
             p.info.comm = info->comm;
         }
@@ -391,7 +393,7 @@ class Recorder {
             if (pid > 0 && !known_.count(pid) && spec_.mode == Mode::command) {
                 ProcessRecord p;
                 p.info.pid = pid;
-                if (auto info = read_process(pid)) p.info = *info;
+                if (auto info = read_process(pid, proc_root_)) p.info = *info;
                 add_process(std::move(p));
                 if (result_.processes.back().modules.empty()) {
                     result_.processes.back().exited = true;
@@ -432,7 +434,8 @@ class Recorder {
         if (command_counters_.open_descriptors() > 0)
             result_.processes.front().inherited = command_counters_.read();
         if (spec_.mode == Mode::command)
-            for (auto& p : result_.processes) p.exited = p.exited || !read_process(p.info.pid);
+            for (auto& p : result_.processes)
+                p.exited = p.exited || !read_process(p.info.pid, proc_root_);
         for (auto& [pid, live] : live_)
             for (auto& [tid, counters] : live.counters)
                 retired_.emplace_back(live.index, tid, std::move(counters));
@@ -452,6 +455,7 @@ class Recorder {
     }
 
     const RecordSpec& spec_;
+    const std::string proc_root_ = spec_.root + "/proc";
     const std::atomic<int>& stop_;
     RecordResult result_;
     AttachContext context_;

@@ -79,13 +79,16 @@ footer { margin-top:40px; color:var(--muted); font-size:12px; border-top:1px sol
 }
 )css";
 
-std::string h(std::string_view text) {
+// Text and attribute values in the report: the XML escaper (export/xml.hpp) is right for both,
+// and keeps invalid UTF-8 and control characters out.
+std::string escape_html(std::string_view text) {
     return escape_xml(text);
 }
 
 std::string provenance_row(const std::string& name, const std::string& value, bool alert = false) {
-    return fmt::format("<dt>{}</dt><dd{}>{}</dd>\n", h(name), alert ? " class=\"alert\"" : "",
-                       h(value.empty() ? "(unknown)" : value));
+    return fmt::format("<dt>{}</dt><dd{}>{}</dd>\n", escape_html(name),
+                       alert ? " class=\"alert\"" : "",
+                       escape_html(value.empty() ? "(unknown)" : value));
 }
 
 std::string provenance_block(const workload::RunResult& run,
@@ -129,7 +132,7 @@ std::string provenance_block(const workload::RunResult& run,
 
 std::string figure(const PlotSpec& spec, const std::string& caption) {
     return fmt::format("<figure>\n{}<figcaption>{}</figcaption>\n</figure>\n", render_plot(spec),
-                       h(caption));
+                       escape_html(caption));
 }
 
 std::string swatch(const std::vector<std::string>& locks, const std::string& lock) {
@@ -138,66 +141,81 @@ std::string swatch(const std::vector<std::string>& locks, const std::string& loc
                        series_colour(static_cast<std::size_t>(it - locks.begin())));
 }
 
-std::string results_table(const std::vector<analysis::CellSummary>& summaries,
-                          const std::vector<std::string>& locks) {
+// The PMU events counted in some cell, in first-seen order.
+std::vector<std::string> counted_events(const std::vector<analysis::CellSummary>& summaries) {
     std::vector<std::string> events;
     for (const auto& s : summaries)
         for (const auto& e : s.events)
             if (e.counted && std::find(events.begin(), events.end(), e.event) == events.end())
                 events.push_back(e.event);
+    return events;
+}
+
+// "baseline", or throughput relative to the first lock, marked when within noise or from one
+// trial.
+std::string versus_first(const analysis::CellSummary& s) {
+    if (!s.comparison) return "baseline";
+    return s.comparison->single_trial
+               ? fmt::format("{:.2f}x (1 trial)", s.comparison->throughput_ratio)
+           : s.comparison->within_noise
+               ? fmt::format("{:.2f}x (noise)", s.comparison->throughput_ratio)
+               : fmt::format("{:.2f}x", s.comparison->throughput_ratio);
+}
+
+// One cell's row of the results table.
+std::string results_row(const analysis::CellSummary& s, const std::vector<std::string>& locks,
+                        const OptionalColumns& columns, const std::vector<std::string>& events) {
+    const auto& c = *s.cell;
+    std::string out =
+        fmt::format("<tr><td>{}{}</td><td>{}</td><td>{}</td>", swatch(locks, c.lock),
+                    escape_html(c.lock), c.threads, escape_html(arch::delay_name(c.delay)));
+    if (s.trials == 0)
+        return out +
+               fmt::format("<td colspan=\"{}\" class=\"l muted\">no finished trial</td></tr>\n",
+                           9 + columns.sleeps + columns.partial + events.size());
+    out += fmt::format(
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td>{}<td{}>{}</td>{}",
+        format_si(s.acquires_per_second.median), format_si(s.acquires_per_second.min),
+        format_si(s.acquires_per_second.max),
+        s.trials > 1 ? fmt::format("{:.1f}%", s.acquires_per_second.relative_spread() * 100) : "-",
+        escape_html(versus_first(s)), format_table_number(s.cpu_ns_per_acquire.median),
+        format_table_number(s.rmw_per_acquire.median),
+        format_table_number(s.spins_per_acquire.median),
+        columns.sleeps
+            ? fmt::format("<td>{}</td>", format_table_number(s.sleeps_per_acquire.median))
+            : "",
+        c.overlaps || c.lost_updates ? " class=\"bad\"" : "",
+        c.overlaps || c.lost_updates
+            ? fmt::format("EXCLUSION FAILED ({} overlaps, {} lost)", c.overlaps, c.lost_updates)
+            : fmt::format("{:.3f}", s.jain.median),
+        columns.partial ? fmt::format("<td>{:.0f}%</td>", 100 * s.full_concurrency.median) : "");
+    for (const auto& name : events) {
+        const auto it = std::find_if(s.events.begin(), s.events.end(),
+                                     [&](const auto& e) { return e.event == name; });
+        out += fmt::format("<td>{}</td>", it != s.events.end() && it->counted
+                                              ? format_table_number(it->per_acquire.median)
+                                              : "n/c");
+    }
+    return out + "</tr>\n";
+}
+
+std::string results_table(const std::vector<analysis::CellSummary>& summaries,
+                          const std::vector<std::string>& locks) {
+    const auto events = counted_events(summaries);
+    const auto columns = optional_columns(summaries);
     std::string out =
         "<div class=\"scroll\"><table "
         "id=\"results-table\">\n<thead><tr><th>lock</th><th>threads</th><th>delay</th>"
         "<th>acquires/s</th><th>min</th><th>max</th><th>spread</th><th>vs first</th>"
         "<th>CPU ns/acq</th><th>rmw/acq</th><th>spins/acq</th>";
-    const auto columns = optional_columns(summaries);
     if (columns.sleeps) out += "<th>sleeps/acq</th>";
     out += "<th>Jain</th>";
     if (columns.partial) out += "<th>all-run</th>";
-    for (const auto& e : events) out += fmt::format("<th>{}/acq</th>", h(e));
+    for (const auto& e : events) out += fmt::format("<th>{}/acq</th>", escape_html(e));
     out += "</tr></thead>\n<tbody>\n";
-    for (const auto& s : summaries) {
-        if (!s.cell) continue;
-        const auto& c = *s.cell;
-        out += fmt::format("<tr><td>{}{}</td><td>{}</td><td>{}</td>", swatch(locks, c.lock),
-                           h(c.lock), c.threads, h(arch::delay_name(c.delay)));
-        if (s.trials == 0) {
-            out += fmt::format("<td colspan=\"{}\" class=\"l muted\">no finished trial</td></tr>\n",
-                               9 + columns.sleeps + columns.partial + events.size());
-            continue;
-        }
-        std::string versus = "baseline";
-        if (s.comparison)
-            versus = s.comparison->single_trial
-                         ? fmt::format("{:.2f}x (1 trial)", s.comparison->throughput_ratio)
-                     : s.comparison->within_noise
-                         ? fmt::format("{:.2f}x (noise)", s.comparison->throughput_ratio)
-                         : fmt::format("{:.2f}x", s.comparison->throughput_ratio);
-        out += fmt::format(
-            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-            "<td>{}</td>{}<td{}>{}</td>{}",
-            si(s.acquires_per_second.median), si(s.acquires_per_second.min),
-            si(s.acquires_per_second.max),
-            s.trials > 1 ? fmt::format("{:.1f}%", s.acquires_per_second.relative_spread() * 100)
-                         : "-",
-            h(versus), number(s.cpu_ns_per_acquire.median), number(s.rmw_per_acquire.median),
-            number(s.spins_per_acquire.median),
-            columns.sleeps ? fmt::format("<td>{}</td>", number(s.sleeps_per_acquire.median)) : "",
-            c.overlaps || c.lost_updates ? " class=\"bad\"" : "",
-            c.overlaps || c.lost_updates
-                ? fmt::format("EXCLUSION FAILED ({} overlaps, {} lost)", c.overlaps, c.lost_updates)
-                : fmt::format("{:.3f}", s.jain.median),
-            columns.partial ? fmt::format("<td>{:.0f}%</td>", 100 * s.full_concurrency.median)
-                            : "");
-        for (const auto& name : events) {
-            const auto it = std::find_if(s.events.begin(), s.events.end(),
-                                         [&](const auto& e) { return e.event == name; });
-            out += fmt::format("<td>{}</td>", it != s.events.end() && it->counted
-                                                  ? number(it->per_acquire.median)
-                                                  : "n/c");
-        }
-        out += "</tr>\n";
-    }
+    for (const auto& s : summaries)
+        if (s.cell) out += results_row(s, locks, columns, events);
     out += "</tbody></table></div>\n";
     if (columns.sleeps)
         out +=
@@ -210,17 +228,115 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
     return out;
 }
 
-std::string latency_section(const workload::RunResult& run,
-                            const std::vector<analysis::CellSummary>& summaries,
-                            const std::vector<std::string>& locks) {
+// What every section renders from.
+struct Report {
+    const workload::RunResult& run;
+    const std::vector<analysis::CellSummary>& summaries;
+    const ReportExtras& extras;
+    const HtmlReportOptions& options;
+    std::vector<std::string> locks;  // lock_order(summaries)
+};
+
+std::string provenance_section(const Report& report) {
+    std::string out = provenance_block(report.run, report.summaries);
+    std::vector<std::string> notes = report.run.notes;
+    for (const auto& s : report.summaries)
+        if (auto note = partial_concurrency_note(s); !note.empty())
+            notes.push_back(std::move(note));
+    for (const auto& o : report.extras.omitted) notes.push_back("not in this report: " + o);
+    if (!notes.empty()) {
+        out += "<h3>Notes</h3>\n<ul class=\"notes\">\n";
+        for (const auto& n : notes) out += "<li>" + escape_html(n) + "</li>\n";
+        out += "</ul>\n";
+    }
+    return out;
+}
+
+std::string throughput_section(const Report& report) {
+    auto scalability = scalability_plot(report.run, report.summaries);
+    scalability.width = 1000, scalability.height = 440;
+    return figure(scalability,
+                  "Acquires per second of all threads together; points are medians over trials, "
+                  "bars the trials' min and max. Higher is better.") +
+           results_table(report.summaries, report.locks);
+}
+
+PlotSpec small_plot(PlotSpec spec, std::string id) {
+    spec.id = std::move(id);
+    spec.width = 540, spec.height = 330;
+    return spec;
+}
+
+// One small plot per counted PMU event, per acquire.
+std::string event_plots(const std::vector<analysis::CellSummary>& summaries,
+                        const std::vector<std::string>& events) {
+    std::string out;
+    for (const auto& event : events) {
+        std::string id = "plot-event-";
+        for (char c : event) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+        const auto per_acquire =
+            [event](const analysis::CellSummary& s) -> const analysis::Spread* {
+            for (const auto& e : s.events)
+                if (e.event == event && e.counted) return &e.per_acquire;
+            return nullptr;
+        };
+        out += figure(small_plot(figure_plot(summaries, per_acquire, event + " per acquire",
+                                             event + " / acquire", event + "/acquire"),
+                                 id),
+                      "Counted with perf_event, scaled for multiplexing.");
+    }
+    return out;
+}
+
+std::string per_acquire_section(const Report& report) {
+    const auto& summaries = report.summaries;
+    std::string out = "<div class=\"grid\">\n";
+    out +=
+        figure(small_plot(figure_plot(
+                              summaries,
+                              [](const analysis::CellSummary& s) { return &s.cpu_ns_per_acquire; },
+                              "CPU time per acquire", "CPU ns / acquire", "CPU ns/acquire"),
+                          "plot-cpu-ns"),
+               "CPU time of all threads (spinning included) per acquire. Lower is better.");
+    out += figure(
+        small_plot(figure_plot(
+                       summaries, [](const analysis::CellSummary& s) { return &s.rmw_per_acquire; },
+                       "Atomic RMW attempts per acquire", "RMW / acquire", "rmw/acquire"),
+                   "plot-rmw"),
+        "Read-modify-write attempts (xchg, cas, stxr) per acquire; 1 means no retries.");
+    const auto events = counted_events(summaries);
+    out += event_plots(summaries, events);
+    out += "</div>\n";
+    if (events.empty())
+        out +=
+            "<p class=\"muted\">No PMU events were counted (none requested, or the CPU "
+            "exposes no counters here, as in most VMs); <code>lockprof doctor</code> says "
+            "why.</p>\n";
+    return out;
+}
+
+std::string fairness_section(const Report& report) {
+    auto jain = figure_plot(
+        report.summaries, [](const analysis::CellSummary& s) { return &s.jain; },
+        "Fairness (Jain's index) vs threads", "Jain's index of per-thread acquires", "");
+    jain.id = "plot-fairness";
+    jain.y_max = 1;
+    jain.width = 1000, jain.height = 340;
+    return figure(jain,
+                  "1 when every thread acquired equally often, 1/n when one thread got "
+                  "everything.");
+}
+
+std::string latency_section(const Report& report) {
+    const auto& summaries = report.summaries;
+    const auto& locks = report.locks;
     bool any = false;
     for (const auto& s : summaries) any |= s.latency.has_value();
-    std::string out = "<section id=\"latency\">\n<h2>Acquire latency</h2>\n";
     if (!any)
-        return out + fmt::format(
-                         "<p class=\"muted\">Not measured{}: run with <code>--latency</code> to "
-                         "record each acquire's latency with the tick counter.</p>\n</section>\n",
-                         run.spec.latency ? " (no samples recorded)" : "");
+        return fmt::format(
+            "<p class=\"muted\">Not measured{}: run with <code>--latency</code> to "
+            "record each acquire's latency with the tick counter.</p>\n",
+            report.run.spec.latency ? " (no samples recorded)" : "");
     PlotSpec p99;
     p99.id = "plot-latency-p99";
     p99.title = "p99 acquire latency vs threads";
@@ -238,9 +354,9 @@ std::string latency_section(const workload::RunResult& run,
                                  tick_label(s.latency->p99_ns))});
         p99.series.push_back(std::move(series));
     }
-    out += figure(p99,
-                  "All trials' acquires merged per cell; percentiles are at most 3% above "
-                  "the true value (log-linear histogram).");
+    std::string out = figure(p99,
+                             "All trials' acquires merged per cell; percentiles are at most 3% "
+                             "above the true value (log-linear histogram).");
     out +=
         "<table id=\"latency-table\">\n<thead><tr><th>lock</th><th>threads</th><th>p50 ns</th>"
         "<th>p99 ns</th><th>p99.9 ns</th><th>max ns</th><th>acquires recorded</th></tr>"
@@ -250,39 +366,93 @@ std::string latency_section(const workload::RunResult& run,
             out += fmt::format(
                 "<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}"
                 "</td></tr>\n",
-                swatch(locks, s.cell->lock), h(s.cell->lock), s.cell->threads,
-                number(s.latency->p50_ns), number(s.latency->p99_ns), number(s.latency->p999_ns),
-                number(s.latency->max_ns), si(static_cast<double>(s.latency->samples)));
-    return out + "</tbody></table>\n</section>\n";
+                swatch(locks, s.cell->lock), escape_html(s.cell->lock), s.cell->threads,
+                format_table_number(s.latency->p50_ns), format_table_number(s.latency->p99_ns),
+                format_table_number(s.latency->p999_ns), format_table_number(s.latency->max_ns),
+                format_si(static_cast<double>(s.latency->samples)));
+    return out + "</tbody></table>\n";
 }
 
-std::string explanation_section(const ReportExtras& extras) {
-    std::string out = "<section id=\"explanation\">\n<h2>Explanation</h2>\n";
-    if (extras.explanation.empty())
-        return out +
-               "<p class=\"muted\">Nothing to explain: the run has a single lock, so there "
-               "is no pair to compare.</p>\n</section>\n";
-    out += "<p class=\"muted\">From measured evidence only; each claim quotes its numbers.</p>\n";
-    for (const auto& d : extras.explanation) {
-        out += fmt::format("<div class=\"pair\"><h3>{} vs {}, {} thread{}</h3>\n", h(d.other),
-                           h(d.baseline), d.threads, d.threads == 1 ? "" : "s");
+std::string explanation_section(const Report& report) {
+    const auto& explanation = report.extras.explanation;
+    if (explanation.empty())
+        return "<p class=\"muted\">Nothing to explain: the run has a single lock, so there "
+               "is no pair to compare.</p>\n";
+    std::string out =
+        "<p class=\"muted\">From measured evidence only; each claim quotes its numbers.</p>\n";
+    for (const auto& d : explanation) {
+        out += fmt::format("<div class=\"pair\"><h3>{} vs {}, {} thread{}</h3>\n",
+                           escape_html(d.other), escape_html(d.baseline), d.threads,
+                           d.threads == 1 ? "" : "s");
         if (d.findings.empty())
             out += "<p class=\"muted\">inconclusive: no difference beyond noise.</p>\n";
         else {
             out += "<ol class=\"findings\">\n";
             for (const auto& f : d.findings)
-                out += fmt::format("<li data-rule=\"{}\">{}</li>\n", h(f.rule), h(f.text));
+                out += fmt::format("<li data-rule=\"{}\">{}</li>\n", escape_html(f.rule),
+                                   escape_html(f.text));
             out += "</ol>\n";
         }
         out += "</div>\n";
     }
-    return out + "</section>\n";
+    return out;
 }
 
-std::string annotation_section(const workload::RunResult& run, const ReportExtras& extras,
-                               const HtmlReportOptions& options) {
-    std::string out = "<section id=\"annotation\">\n<h2>Hot instructions</h2>\n";
-    if (!extras.attribution) {
+// One function's hottest instructions plus its whole acquire loop, in address order so the
+// loop reads as code.
+std::string instruction_table(const sampling::HotFunction& f, const HtmlReportOptions& options) {
+    std::vector<const sampling::AnnotatedInstruction*> rows;
+    for (const auto& i : f.instructions) rows.push_back(&i);
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](auto* a, auto* b) { return a->share > b->share; });
+    std::vector<const sampling::AnnotatedInstruction*> kept;
+    for (auto* i : rows)
+        if ((i->in_acquire_loop || i->share >= 0.005) && kept.size() < options.max_instructions)
+            kept.push_back(i);
+    std::sort(kept.begin(), kept.end(),
+              [](auto* a, auto* b) { return a->instruction.address < b->instruction.address; });
+    std::string out =
+        "<table class=\"asm\"><thead><tr><th>share</th><th>address</th>"
+        "<th class=\"l\">instruction</th><th class=\"l\">source</th></tr></thead>"
+        "<tbody>\n";
+    for (auto* i : kept)
+        out += fmt::format(
+            "<tr{}><td><span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.1f}%</td>"
+            "<td>{:x}</td><td class=\"ins\">{}</td><td class=\"l\">{}</td></tr>\n",
+            i->in_acquire_loop ? " class=\"loop\"" : "", std::round(i->share * 80), i->share * 100,
+            i->instruction.address, escape_html(i->instruction.text()), escape_html(i->source));
+    return out + "</tbody></table>\n";
+}
+
+// A cell's hottest functions, each with its instruction table.
+std::string cell_functions(const sampling::CellAnnotation& cell, const HtmlReportOptions& options) {
+    std::string out =
+        fmt::format("<h3>{} ({} samples; acquire loop {:.1f}%, whole acquire path {:.1f}%)</h3>\n",
+                    escape_html(cell.lock), cell.samples, cell.acquire_loop_share * 100,
+                    cell.acquire_path_share * 100);
+    unsigned shown = 0;
+    for (const auto& f : cell.functions) {
+        if (shown == options.annotate_functions) break;
+        ++shown;
+        out += fmt::format(
+            "<p><b>{:.1f}%</b> <code>{}</code> <span class=\"muted\">{}{}</span>"
+            "</p>\n",
+            f.share * 100, escape_html(f.short_name), escape_html(f.module),
+            f.loop_rule.empty() ? "" : "; " + escape_html(f.loop_rule));
+        if (!f.error.empty()) {
+            out +=
+                fmt::format("<p class=\"muted\">not disassembled: {}</p>\n", escape_html(f.error));
+            continue;
+        }
+        out += instruction_table(f, options);
+    }
+    return out;
+}
+
+std::string annotation_section(const Report& report) {
+    const auto& run = report.run;
+    const auto& attribution = report.extras.attribution;
+    if (!attribution) {
         std::string why =
             "The run was not sampled; run with <code>--sample</code> to see where "
             "each lock spends its time, instruction by instruction.";
@@ -291,83 +461,41 @@ std::string annotation_section(const workload::RunResult& run, const ReportExtra
                 "The run was sampled, but this result holds no raw samples (<code>--output"
                 "</code> leaves them out); write them with <code>--samples-out FILE</code> and "
                 "run <code>lockprof report FILE</code>.";
-        return out + "<p class=\"muted\">" + why + "</p>\n</section>\n";
+        return "<p class=\"muted\">" + why + "</p>\n";
     }
     unsigned threads = 0;
-    for (const auto& c : extras.attribution->cells)
+    for (const auto& c : attribution->cells)
         if (c.samples > 0) threads = std::max(threads, c.threads);
-    if (options.annotate_threads) threads = *options.annotate_threads;
-    out += fmt::format(
+    if (report.options.annotate_threads) threads = *report.options.annotate_threads;
+    std::string out = fmt::format(
         "<p class=\"muted\">At {} thread{}; {} sampler, event {}. Rows in the "
         "acquire loop are shaded; shares are of the cell's samples.</p>\n",
-        threads, threads == 1 ? "" : "s", run.sampling ? h(run.sampling->sampler) : "?",
-        run.sampling ? h(run.sampling->event) : "?");
-    for (const auto& w : extras.attribution->warnings)
-        out += fmt::format("<ul class=\"notes\"><li>{}</li></ul>\n", h(w));
+        threads, threads == 1 ? "" : "s", run.sampling ? escape_html(run.sampling->sampler) : "?",
+        run.sampling ? escape_html(run.sampling->event) : "?");
+    for (const auto& w : attribution->warnings)
+        out += fmt::format("<ul class=\"notes\"><li>{}</li></ul>\n", escape_html(w));
     bool any = false;
-    for (const auto& cell : extras.attribution->cells) {
+    for (const auto& cell : attribution->cells) {
         if (cell.threads != threads || cell.samples == 0) continue;
         any = true;
-        out += fmt::format(
-            "<h3>{} ({} samples; acquire loop {:.1f}%, whole acquire path {:.1f}%)</h3>\n",
-            h(cell.lock), cell.samples, cell.acquire_loop_share * 100,
-            cell.acquire_path_share * 100);
-        unsigned shown = 0;
-        for (const auto& f : cell.functions) {
-            if (shown == options.annotate_functions) break;
-            ++shown;
-            out += fmt::format(
-                "<p><b>{:.1f}%</b> <code>{}</code> <span class=\"muted\">{}{}</span>"
-                "</p>\n",
-                f.share * 100, h(f.short_name), h(f.module),
-                f.loop_rule.empty() ? "" : "; " + h(f.loop_rule));
-            if (!f.error.empty()) {
-                out += fmt::format("<p class=\"muted\">not disassembled: {}</p>\n", h(f.error));
-                continue;
-            }
-            // The hottest instructions plus the whole acquire loop, in address order, so the
-            // loop reads as code.
-            std::vector<const sampling::AnnotatedInstruction*> rows;
-            for (const auto& i : f.instructions) rows.push_back(&i);
-            std::stable_sort(rows.begin(), rows.end(),
-                             [](auto* a, auto* b) { return a->share > b->share; });
-            std::vector<const sampling::AnnotatedInstruction*> kept;
-            for (auto* i : rows)
-                if ((i->in_acquire_loop || i->share >= 0.005) &&
-                    kept.size() < options.max_instructions)
-                    kept.push_back(i);
-            std::sort(kept.begin(), kept.end(), [](auto* a, auto* b) {
-                return a->instruction.address < b->instruction.address;
-            });
-            out +=
-                "<table class=\"asm\"><thead><tr><th>share</th><th>address</th>"
-                "<th class=\"l\">instruction</th><th class=\"l\">source</th></tr></thead>"
-                "<tbody>\n";
-            for (auto* i : kept)
-                out += fmt::format(
-                    "<tr{}><td><span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.1f}%</td>"
-                    "<td>{:x}</td><td class=\"ins\">{}</td><td class=\"l\">{}</td></tr>\n",
-                    i->in_acquire_loop ? " class=\"loop\"" : "", std::round(i->share * 80),
-                    i->share * 100, i->instruction.address, h(i->instruction.text()), h(i->source));
-            out += "</tbody></table>\n";
-        }
+        out += cell_functions(cell, report.options);
     }
     if (!any)
         out +=
             fmt::format("<p class=\"muted\">No cell at {} threads holds samples.</p>\n", threads);
-    return out + "</section>\n";
+    return out;
 }
 
-std::string flamegraph_section(const workload::RunResult& run, const ReportExtras& extras) {
-    std::string out = "<section id=\"flamegraph\">\n<h2>Flamegraph</h2>\n";
-    if (extras.flamegraph_svg.empty())
-        return out + "<p class=\"muted\">" +
-               (run.sampling ? std::string("No raw samples in this result (see above).")
-                             : std::string("The run was not sampled (<code>--sample</code>).")) +
-               "</p>\n</section>\n";
+std::string flamegraph_section(const Report& report) {
+    const std::string& svg = report.extras.flamegraph_svg;
+    if (svg.empty())
+        return "<p class=\"muted\">" +
+               (report.run.sampling
+                    ? std::string("No raw samples in this result (see above).")
+                    : std::string("The run was not sampled (<code>--sample</code>).")) +
+               "</p>\n";
     // The iframe takes the SVG's own height: the first height="N" inside the <svg ...> tag.
     int height = 400;
-    const std::string& svg = extras.flamegraph_svg;
     const auto tag = svg.find("<svg");
     const auto tag_end = tag == std::string::npos ? tag : svg.find('>', tag);
     const auto attribute = tag_end == std::string::npos ? tag_end : svg.find(" height=\"", tag);
@@ -375,12 +503,72 @@ std::string flamegraph_section(const workload::RunResult& run, const ReportExtra
         const char* digits = svg.c_str() + attribute + 9;
         if (std::isdigit(static_cast<unsigned char>(*digits))) height = std::atoi(digits);
     }
-    return out + fmt::format(
-                     "<p class=\"muted\">All cells, one root frame per cell (lock/threads). "
-                     "Click a frame to zoom; the graph has its own search button.</p>\n"
-                     "<iframe class=\"flamegraph\" title=\"flamegraph\" height=\"{}\" "
-                     "src=\"data:image/svg+xml;base64,{}\"></iframe>\n</section>\n",
-                     height + 4, base64(extras.flamegraph_svg));
+    return fmt::format(
+        "<p class=\"muted\">All cells, one root frame per cell (lock/threads). "
+        "Click a frame to zoom; the graph has its own search button.</p>\n"
+        "<iframe class=\"flamegraph\" title=\"flamegraph\" height=\"{}\" "
+        "src=\"data:image/svg+xml;base64,{}\"></iframe>\n",
+        height + 4, base64(svg));
+}
+
+// The report's sections in order: the navigation links each by its id and title, and each is
+// written as <section id><h2>heading</h2> body </section>.
+struct Section {
+    const char* id;
+    const char* title;    // in the navigation
+    const char* heading;  // over the section
+    std::string (*body)(const Report&);
+};
+constexpr Section kSections[] = {
+    {"provenance", "Provenance", "Provenance", provenance_section},
+    {"throughput", "Throughput", "Throughput", throughput_section},
+    {"per-acquire", "Per-acquire costs", "Per-acquire costs", per_acquire_section},
+    {"fairness", "Fairness", "Fairness", fairness_section},
+    {"latency", "Latency", "Acquire latency", latency_section},
+    {"explanation", "Explanation", "Explanation", explanation_section},
+    {"annotation", "Hot instructions", "Hot instructions", annotation_section},
+    {"flamegraph", "Flamegraph", "Flamegraph", flamegraph_section},
+};
+
+std::string navigation() {
+    std::string out = "<nav class=\"toc\">";
+    for (const auto& section : kSections)
+        out += fmt::format("<a href=\"#{}\">{}</a>", section.id, section.title);
+    return out + "</nav>\n";
+}
+
+// <head>, the title header and the banners for assertion builds and interrupted runs.
+std::string document_start(const Report& report) {
+    const auto& p = report.run.provenance;
+    const auto& title = report.options.title;
+    std::vector<unsigned> threads;
+    for (const auto& s : report.summaries)
+        if (s.cell && std::find(threads.begin(), threads.end(), s.cell->threads) == threads.end())
+            threads.push_back(s.cell->threads);
+    const std::string locks = escape_html(fmt::format("{}", fmt::join(report.locks, ", ")));
+    std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+    out +=
+        "<meta name=\"generator\" content=\"lockprof " + escape_html(p.lockprof_version) + "\">\n";
+    out += fmt::format("<title>{}: {}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n",
+                       escape_html(title), locks, kStyle);
+    out += fmt::format(
+        "<header>\n<h1>{}</h1>\n<p class=\"sub\">{} on {}{} &middot; {} thread count{} &middot; "
+        "{}{}</p>\n</header>\n",
+        escape_html(title), locks, escape_html(p.cpu_model.empty() ? p.arch : p.cpu_model),
+        p.vm_hint.empty() ? "" : " (VM)", threads.size(), threads.size() == 1 ? "" : "s",
+        escape_html(p.timestamp_utc),
+        report.options.source.empty() ? "" : " &middot; " + escape_html(report.options.source));
+    if (p.assertions)
+        out +=
+            "<div class=\"banner\" id=\"assertions-banner\">This build has assertions ON "
+            "(no NDEBUG): its numbers are not representative. Rebuild with "
+            "CMAKE_BUILD_TYPE=Release or RelWithDebInfo before comparing.</div>\n";
+    if (report.run.interrupted)
+        out +=
+            "<div class=\"banner\">The run was interrupted: only finished trials are "
+            "shown.</div>\n";
+    return out;
 }
 
 }  // namespace
@@ -422,127 +610,15 @@ ReportExtras with_flamegraph(analysis::ReportInputs inputs, const workload::RunR
 std::string render_html_report(const workload::RunResult& run,
                                const std::vector<analysis::CellSummary>& summaries,
                                const ReportExtras& extras, const HtmlReportOptions& options) {
-    const auto& p = run.provenance;
-    const auto locks = lock_order(summaries);
-    std::vector<unsigned> threads;
-    for (const auto& s : summaries)
-        if (s.cell && std::find(threads.begin(), threads.end(), s.cell->threads) == threads.end())
-            threads.push_back(s.cell->threads);
-
-    std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-    out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-    out += "<meta name=\"generator\" content=\"lockprof " + h(p.lockprof_version) + "\">\n";
-    out += fmt::format("<title>{}: {}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n",
-                       h(options.title), h(fmt::format("{}", fmt::join(locks, ", "))), kStyle);
-    out += fmt::format(
-        "<header>\n<h1>{}</h1>\n<p class=\"sub\">{} on {}{} &middot; {} thread count{} &middot; "
-        "{}{}</p>\n</header>\n",
-        h(options.title), h(fmt::format("{}", fmt::join(locks, ", "))),
-        h(p.cpu_model.empty() ? p.arch : p.cpu_model), p.vm_hint.empty() ? "" : " (VM)",
-        threads.size(), threads.size() == 1 ? "" : "s", h(p.timestamp_utc),
-        options.source.empty() ? "" : " &middot; " + h(options.source));
-    if (p.assertions)
-        out +=
-            "<div class=\"banner\" id=\"assertions-banner\">This build has assertions ON "
-            "(no NDEBUG): its numbers are not representative. Rebuild with "
-            "CMAKE_BUILD_TYPE=Release or RelWithDebInfo before comparing.</div>\n";
-    if (run.interrupted)
-        out +=
-            "<div class=\"banner\">The run was interrupted: only finished trials are "
-            "shown.</div>\n";
-    out +=
-        "<nav class=\"toc\"><a href=\"#provenance\">Provenance</a><a "
-        "href=\"#throughput\">Throughput</a><a href=\"#per-acquire\">Per-acquire costs</a><a "
-        "href=\"#fairness\">Fairness</a><a href=\"#latency\">Latency</a><a "
-        "href=\"#explanation\">Explanation</a><a href=\"#annotation\">Hot instructions</a><a "
-        "href=\"#flamegraph\">Flamegraph</a></nav>\n";
-
-    out += "<section id=\"provenance\">\n<h2>Provenance</h2>\n" + provenance_block(run, summaries);
-    std::vector<std::string> notes = run.notes;
-    for (const auto& s : summaries)
-        if (auto note = partial_concurrency_note(s); !note.empty())
-            notes.push_back(std::move(note));
-    for (const auto& o : extras.omitted) notes.push_back("not in this report: " + o);
-    if (!notes.empty()) {
-        out += "<h3>Notes</h3>\n<ul class=\"notes\">\n";
-        for (const auto& n : notes) out += "<li>" + h(n) + "</li>\n";
-        out += "</ul>\n";
-    }
-    out += "</section>\n";
-
-    auto scalability = scalability_plot(run, summaries);
-    scalability.width = 1000, scalability.height = 440;
-    out += "<section id=\"throughput\">\n<h2>Throughput</h2>\n";
-    out += figure(scalability,
-                  "Acquires per second of all threads together; points are medians over trials, "
-                  "bars the trials' min and max. Higher is better.");
-    out += results_table(summaries, locks) + "</section>\n";
-
-    out += "<section id=\"per-acquire\">\n<h2>Per-acquire costs</h2>\n<div class=\"grid\">\n";
-    const auto small = [](PlotSpec spec, std::string id) {
-        spec.id = std::move(id);
-        spec.width = 540, spec.height = 330;
-        return spec;
-    };
-    out += figure(
-        small(figure_plot(
-                  summaries, [](const analysis::CellSummary& s) { return &s.cpu_ns_per_acquire; },
-                  "CPU time per acquire", "CPU ns / acquire", "CPU ns/acquire"),
-              "plot-cpu-ns"),
-        "CPU time of all threads (spinning included) per acquire. Lower is better.");
-    out += figure(
-        small(figure_plot(
-                  summaries, [](const analysis::CellSummary& s) { return &s.rmw_per_acquire; },
-                  "Atomic RMW attempts per acquire", "RMW / acquire", "rmw/acquire"),
-              "plot-rmw"),
-        "Read-modify-write attempts (xchg, cas, stxr) per acquire; 1 means no retries.");
-    std::vector<std::string> events;
-    for (const auto& s : summaries)
-        for (const auto& e : s.events)
-            if (e.counted && std::find(events.begin(), events.end(), e.event) == events.end())
-                events.push_back(e.event);
-    for (const auto& event : events) {
-        std::string id = "plot-event-";
-        for (char c : event) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
-        out += figure(small(figure_plot(
-                                summaries,
-                                [event](const analysis::CellSummary& s) -> const analysis::Spread* {
-                                    for (const auto& e : s.events)
-                                        if (e.event == event && e.counted) return &e.per_acquire;
-                                    return nullptr;
-                                },
-                                event + " per acquire", event + " / acquire", event + "/acquire"),
-                            id),
-                      "Counted with perf_event, scaled for multiplexing.");
-    }
-    out += "</div>\n";
-    if (events.empty())
-        out +=
-            "<p class=\"muted\">No PMU events were counted (none requested, or the CPU "
-            "exposes no counters here, as in most VMs); <code>lockprof doctor</code> says "
-            "why.</p>\n";
-    out += "</section>\n";
-
-    auto jain = figure_plot(
-        summaries, [](const analysis::CellSummary& s) { return &s.jain; },
-        "Fairness (Jain's index) vs threads", "Jain's index of per-thread acquires", "");
-    jain.id = "plot-fairness";
-    jain.y_max = 1;
-    jain.width = 1000, jain.height = 340;
-    out += "<section id=\"fairness\">\n<h2>Fairness</h2>\n";
-    out += figure(jain,
-                  "1 when every thread acquired equally often, 1/n when one thread got "
-                  "everything.");
-    out += "</section>\n";
-
-    out += latency_section(run, summaries, locks);
-    out += explanation_section(extras);
-    out += annotation_section(run, extras, options);
-    out += flamegraph_section(run, extras);
+    const Report report{run, summaries, extras, options, lock_order(summaries)};
+    std::string out = document_start(report) + navigation();
+    for (const auto& section : kSections)
+        out += fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", section.id, section.heading) +
+               section.body(report) + "</section>\n";
     out += fmt::format(
         "<footer>Generated by lockprof {} ({}). Self-contained: no scripts, fonts "
         "or data are loaded from elsewhere.</footer>\n</main>\n</body>\n</html>\n",
-        h(p.lockprof_version), h(p.git_revision));
+        escape_html(run.provenance.lockprof_version), escape_html(run.provenance.git_revision));
     return out;
 }
 

@@ -104,32 +104,100 @@ std::string series_colour(std::size_t index) {
     return palette[index % std::size(palette)];
 }
 
-std::string render_plot(const PlotSpec& spec) {
-    const double width = spec.width, height = spec.height;
+namespace {
+
+// The finite points a plot can draw (a log2 axis cannot draw x <= 0), with their extent.
+struct DataRange {
     std::size_t points = 0;
     double x_min = INFINITY, x_max = -INFINITY, y_min = INFINITY, y_max = -INFINITY;
     std::set<double> xs;
+};
+
+bool drawable(const PlotSpec& spec, const PlotPoint& p) {
+    return std::isfinite(p.x) && std::isfinite(p.y) &&
+           !(spec.x_scale == AxisScale::log2 && p.x <= 0);
+}
+
+DataRange data_range(const PlotSpec& spec) {
+    DataRange r;
     for (const auto& s : spec.series)
         for (const auto& p : s.points) {
-            if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
-            if (spec.x_scale == AxisScale::log2 && p.x <= 0) continue;
-            ++points;
-            xs.insert(p.x);
-            x_min = std::min(x_min, p.x), x_max = std::max(x_max, p.x);
-            y_min = std::min({y_min, p.y, p.low.value_or(p.y)});
-            y_max = std::max({y_max, p.y, p.high.value_or(p.y)});
+            if (!drawable(spec, p)) continue;
+            ++r.points;
+            r.xs.insert(p.x);
+            r.x_min = std::min(r.x_min, p.x), r.x_max = std::max(r.x_max, p.x);
+            r.y_min = std::min({r.y_min, p.y, p.low.value_or(p.y)});
+            r.y_max = std::max({r.y_max, p.y, p.high.value_or(p.y)});
         }
+    return r;
+}
 
-    // Layout: room for the y labels on the left, the legend on the right.
+// Where the plot area sits: room for the y labels on the left, the legend on the right.
+struct PlotArea {
+    double left = 78, top = 0, width = 0, height = 0;
+};
+
+PlotArea plot_area(const PlotSpec& spec) {
     double legend_width = 0;
     for (const auto& s : spec.series) legend_width = std::max(legend_width, text_width(s.name, 12));
     legend_width = spec.series.empty() ? 0 : std::min(legend_width + 44, 240.0);
-    const double top = 30 + (spec.title.empty() ? 0 : 14) + (spec.subtitle.empty() ? 0 : 16);
-    const double left = 78, bottom = 52, right = 16 + legend_width;
-    const double plot_w = std::max(40.0, width - left - right);
-    const double plot_h = std::max(40.0, height - top - bottom);
+    PlotArea area;
+    area.top = 30 + (spec.title.empty() ? 0 : 14) + (spec.subtitle.empty() ? 0 : 16);
+    const double bottom = 52, right = 16 + legend_width;
+    area.width = std::max(40.0, spec.width - area.left - right);
+    area.height = std::max(40.0, spec.height - area.top - bottom);
+    return area;
+}
 
-    std::string out;
+// Both axes' ticks and the mapping of data to pixels.
+struct PlotAxes {
+    const PlotSpec& spec;
+    const PlotArea& area;
+    std::vector<double> x_ticks, y_ticks;
+    double ax_lo = 0, ax_hi = 0;  // x extent on the axis (log2 of x on a log2 axis)
+    double lo = 0, hi = 0;        // y extent
+
+    double to_axis(double x) const { return spec.x_scale == AxisScale::log2 ? std::log2(x) : x; }
+    double px(double x) const {
+        return area.left + (to_axis(x) - ax_lo) / (ax_hi - ax_lo) * area.width;
+    }
+    double py(double y) const {
+        return area.top + area.height - (y - lo) / (hi - lo) * area.height;
+    }
+};
+
+PlotAxes plot_axes(const PlotSpec& spec, const PlotArea& area, const DataRange& range) {
+    PlotAxes axes{spec, area, {}, {}, 0, 0, 0, 0};
+    // x axis: log2 places thread counts 1, 2, 4, 8 evenly, as the thread's graphs did.
+    axes.ax_lo = axes.to_axis(range.x_min), axes.ax_hi = axes.to_axis(range.x_max);
+    if (spec.x_scale == AxisScale::log2) {
+        // Few distinct sweep values: label exactly those; many: label the powers of two.
+        if (range.xs.size() <= 12)
+            axes.x_ticks.assign(range.xs.begin(), range.xs.end());
+        else
+            for (double v = std::exp2(std::floor(axes.ax_lo)); v <= range.x_max * 1.0001; v *= 2)
+                axes.x_ticks.push_back(v);
+    } else {
+        axes.x_ticks = nice_ticks(range.x_min, range.x_max, 8);
+        axes.ax_lo = std::min(axes.ax_lo, axes.x_ticks.front());
+        axes.ax_hi = std::max(axes.ax_hi, axes.x_ticks.back());
+    }
+    if (axes.ax_hi == axes.ax_lo) axes.ax_lo -= 1, axes.ax_hi += 1;
+    const double pad = (axes.ax_hi - axes.ax_lo) * 0.05;  // keep markers off the frame
+    axes.ax_lo -= pad, axes.ax_hi += pad;
+
+    const double lo = spec.y_from_zero ? std::min(0.0, range.y_min) : range.y_min;
+    const double hi = spec.y_max ? std::max(*spec.y_max, range.y_max) : range.y_max;
+    axes.y_ticks = nice_ticks(lo, hi, 6);
+    axes.lo = axes.y_ticks.front(), axes.hi = axes.y_ticks.back();
+    if (axes.hi == axes.lo) axes.hi = axes.lo + 1;
+    return axes;
+}
+
+// The <svg> tag, title, subtitle, the plot frame and the axis titles.
+void write_plot_frame(std::string& out, const PlotSpec& spec, const PlotArea& area,
+                      std::size_t points) {
+    const double width = spec.width, height = spec.height;
     if (spec.standalone) out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out += fmt::format(
         "<svg xmlns=\"http://www.w3.org/2000/svg\"{} class=\"lp-plot\" viewBox=\"0 0 {} {}\" "
@@ -144,138 +212,122 @@ std::string render_plot(const PlotSpec& spec) {
         out += fmt::format(
             "<text class=\"lp-title\" x=\"{}\" y=\"{}\" font-size=\"15\" font-weight=\"600\" "
             "fill=\"#1a1a1a\">{}</text>\n",
-            left, title_y, escape_xml(spec.title));
+            area.left, title_y, escape_xml(spec.title));
         title_y += 17;
     }
     if (!spec.subtitle.empty())
         out += fmt::format(
             "<text class=\"lp-subtitle\" x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#555555\">{}"
             "</text>\n",
-            left, title_y, escape_xml(spec.subtitle));
-
+            area.left, title_y, escape_xml(spec.subtitle));
     out += fmt::format(
         "<rect class=\"lp-frame\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" "
         "fill=\"#fcfcfd\" stroke=\"#b0b0b8\"/>\n",
-        left, top, plot_w, plot_h);
+        area.left, area.top, area.width, area.height);
     // Axis titles (with units) are drawn even without data: the empty frame still says what
     // it would show.
     out += fmt::format(
         "<text class=\"lp-axis-label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" "
         "fill=\"#333333\">{}</text>\n",
-        left + plot_w / 2, top + plot_h + 40, escape_xml(spec.x_label));
+        area.left + area.width / 2, area.top + area.height + 40, escape_xml(spec.x_label));
     out += fmt::format(
         "<text class=\"lp-axis-label\" transform=\"translate({:.1f},{:.1f}) rotate(-90)\" "
         "text-anchor=\"middle\" fill=\"#333333\">{}</text>\n",
-        18.0, top + plot_h / 2, escape_xml(spec.y_label));
+        18.0, area.top + area.height / 2, escape_xml(spec.y_label));
+}
 
-    if (points == 0) {
-        out += fmt::format(
-            "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#777777\">no data "
-            "measured for this plot</text>\n</svg>\n",
-            left + plot_w / 2, top + plot_h / 2);
-        return out;
-    }
-
-    // x axis: log2 places thread counts 1, 2, 4, 8 evenly, as the thread's graphs did.
-    const auto to_axis = [&](double x) {
-        return spec.x_scale == AxisScale::log2 ? std::log2(x) : x;
-    };
-    double ax_lo = to_axis(x_min), ax_hi = to_axis(x_max);
-    std::vector<double> x_ticks;
-    if (spec.x_scale == AxisScale::log2) {
-        // Few distinct sweep values: label exactly those; many: label the powers of two.
-        if (xs.size() <= 12)
-            x_ticks.assign(xs.begin(), xs.end());
-        else
-            for (double v = std::exp2(std::floor(ax_lo)); v <= x_max * 1.0001; v *= 2)
-                x_ticks.push_back(v);
-    } else {
-        x_ticks = nice_ticks(x_min, x_max, 8);
-        ax_lo = std::min(ax_lo, x_ticks.front()), ax_hi = std::max(ax_hi, x_ticks.back());
-    }
-    if (ax_hi == ax_lo) ax_lo -= 1, ax_hi += 1;
-    const double pad = (ax_hi - ax_lo) * 0.05;  // keep markers off the frame
-    ax_lo -= pad, ax_hi += pad;
-    const auto px = [&](double x) {
-        return left + (to_axis(x) - ax_lo) / (ax_hi - ax_lo) * plot_w;
-    };
-
-    double lo = spec.y_from_zero ? std::min(0.0, y_min) : y_min;
-    double hi = spec.y_max ? std::max(*spec.y_max, y_max) : y_max;
-    const auto y_ticks = nice_ticks(lo, hi, 6);
-    lo = y_ticks.front(), hi = y_ticks.back();
-    if (hi == lo) hi = lo + 1;
-    const auto py = [&](double y) { return top + plot_h - (y - lo) / (hi - lo) * plot_h; };
-
+void write_grid_and_ticks(std::string& out, const PlotAxes& axes) {
+    const PlotArea& area = axes.area;
     out += "<g class=\"lp-grid\" stroke=\"#e3e3ea\" stroke-width=\"1\">\n";
-    for (double t : y_ticks)
-        out += fmt::format("<line x1=\"{}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>\n", left,
-                           left + plot_w, py(t), py(t));
-    for (double t : x_ticks)
-        out += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{:.1f}\"/>\n", px(t),
-                           px(t), top, top + plot_h);
+    for (double t : axes.y_ticks)
+        out += fmt::format("<line x1=\"{}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>\n",
+                           area.left, area.left + area.width, axes.py(t), axes.py(t));
+    for (double t : axes.x_ticks)
+        out += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{:.1f}\"/>\n",
+                           axes.px(t), axes.px(t), area.top, area.top + area.height);
     out += "</g>\n<g class=\"lp-ticks\" fill=\"#444444\" font-size=\"11\">\n";
-    for (double t : y_ticks)
+    for (double t : axes.y_ticks)
         out += fmt::format(
             "<text class=\"lp-ytick\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" "
             "dominant-baseline=\"middle\">{}</text>\n",
-            left - 6, py(t), tick_label(t));
-    for (double t : x_ticks)
+            area.left - 6, axes.py(t), tick_label(t));
+    for (double t : axes.x_ticks)
         out += fmt::format(
             "<text class=\"lp-xtick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-            px(t), top + plot_h + 17, tick_label(t));
+            axes.px(t), area.top + area.height + 17, tick_label(t));
     out += "</g>\n";
+}
 
-    for (std::size_t i = 0; i < spec.series.size(); ++i) {
-        const auto& s = spec.series[i];
-        auto sorted = s.points;
-        std::erase_if(sorted, [&](const PlotPoint& p) {
-            return !std::isfinite(p.x) || !std::isfinite(p.y) ||
-                   (spec.x_scale == AxisScale::log2 && p.x <= 0);
-        });
-        std::sort(sorted.begin(), sorted.end(),
-                  [](const PlotPoint& a, const PlotPoint& b) { return a.x < b.x; });
-        out += fmt::format("<g class=\"lp-series\" data-name=\"{}\">\n", escape_xml(s.name));
-        if (sorted.size() > 1) {
-            std::string path;
-            for (const auto& p : sorted)
-                path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(p.x), py(p.y));
-            out += fmt::format(
-                "<path class=\"lp-line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
-                "stroke-linejoin=\"round\"/>\n",
-                path, s.colour);
-        }
+// One series: its line, error bars and markers, points in x order.
+void write_series(std::string& out, const PlotAxes& axes, std::size_t index) {
+    const auto& s = axes.spec.series[index];
+    auto sorted = s.points;
+    std::erase_if(sorted, [&](const PlotPoint& p) { return !drawable(axes.spec, p); });
+    std::sort(sorted.begin(), sorted.end(),
+              [](const PlotPoint& a, const PlotPoint& b) { return a.x < b.x; });
+    out += fmt::format("<g class=\"lp-series\" data-name=\"{}\">\n", escape_xml(s.name));
+    if (sorted.size() > 1) {
+        std::string path;
         for (const auto& p : sorted)
-            if (p.low && p.high && *p.high > *p.low) {
-                const double x = px(p.x), y1 = py(*p.low), y2 = py(*p.high);
-                out += fmt::format(
-                    "<path class=\"lp-errorbar\" d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}"
-                    "H{4:.1f}M{3:.1f},{2:.1f}H{4:.1f}\" stroke=\"{5}\" stroke-width=\"1.2\" "
-                    "fill=\"none\"/>\n",
-                    x, y1, y2, x - 4, x + 4, s.colour);
-            }
-        for (const auto& p : sorted) out += marker(i, px(p.x), py(p.y), s.colour, p.tooltip) + "\n";
-        out += "</g>\n";
+            path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", axes.px(p.x),
+                                axes.py(p.y));
+        out += fmt::format(
+            "<path class=\"lp-line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+            "stroke-linejoin=\"round\"/>\n",
+            path, s.colour);
     }
-
-    if (!spec.series.empty()) {
-        const double lx = left + plot_w + 14;
-        out += "<g class=\"lp-legend\">\n";
-        for (std::size_t i = 0; i < spec.series.size(); ++i) {
-            const double ly = top + 10 + 20.0 * static_cast<double>(i);
-            const auto& s = spec.series[i];
+    for (const auto& p : sorted)
+        if (p.low && p.high && *p.high > *p.low) {
+            const double x = axes.px(p.x), y1 = axes.py(*p.low), y2 = axes.py(*p.high);
             out += fmt::format(
-                "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
-                "stroke-width=\"2\"/>\n",
-                lx, lx + 22, ly, ly, s.colour);
-            out += marker(i, lx + 11, ly, s.colour, "");
-            out += fmt::format(
-                "<text class=\"lp-legend-entry\" x=\"{:.1f}\" y=\"{:.1f}\" "
-                "dominant-baseline=\"middle\" fill=\"#222222\">{}</text>\n",
-                lx + 30, ly, escape_xml(s.name));
+                "<path class=\"lp-errorbar\" d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}"
+                "H{4:.1f}M{3:.1f},{2:.1f}H{4:.1f}\" stroke=\"{5}\" stroke-width=\"1.2\" "
+                "fill=\"none\"/>\n",
+                x, y1, y2, x - 4, x + 4, s.colour);
         }
-        out += "</g>\n";
+    for (const auto& p : sorted)
+        out += marker(index, axes.px(p.x), axes.py(p.y), s.colour, p.tooltip) + "\n";
+    out += "</g>\n";
+}
+
+void write_plot_legend(std::string& out, const PlotSpec& spec, const PlotArea& area) {
+    if (spec.series.empty()) return;
+    const double lx = area.left + area.width + 14;
+    out += "<g class=\"lp-legend\">\n";
+    for (std::size_t i = 0; i < spec.series.size(); ++i) {
+        const double ly = area.top + 10 + 20.0 * static_cast<double>(i);
+        const auto& s = spec.series[i];
+        out += fmt::format(
+            "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+            "stroke-width=\"2\"/>\n",
+            lx, lx + 22, ly, ly, s.colour);
+        out += marker(i, lx + 11, ly, s.colour, "");
+        out += fmt::format(
+            "<text class=\"lp-legend-entry\" x=\"{:.1f}\" y=\"{:.1f}\" "
+            "dominant-baseline=\"middle\" fill=\"#222222\">{}</text>\n",
+            lx + 30, ly, escape_xml(s.name));
     }
+    out += "</g>\n";
+}
+
+}  // namespace
+
+std::string render_plot(const PlotSpec& spec) {
+    const DataRange range = data_range(spec);
+    const PlotArea area = plot_area(spec);
+    std::string out;
+    write_plot_frame(out, spec, area, range.points);
+    if (range.points == 0) {
+        out += fmt::format(
+            "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#777777\">no data "
+            "measured for this plot</text>\n</svg>\n",
+            area.left + area.width / 2, area.top + area.height / 2);
+        return out;
+    }
+    const PlotAxes axes = plot_axes(spec, area, range);
+    write_grid_and_ticks(out, axes);
+    for (std::size_t i = 0; i < spec.series.size(); ++i) write_series(out, axes, i);
+    write_plot_legend(out, spec, area);
     out += "</svg>\n";
     return out;
 }

@@ -30,7 +30,7 @@ std::string target_line(const record::RecordResult& r) {
 }
 
 std::string value_text(const std::optional<double>& v) {
-    return v ? si(*v) : "not counted";
+    return v ? format_si(*v) : "not counted";
 }
 
 json counters_json(const std::vector<profiling::CounterReading>& readings) {
@@ -114,7 +114,7 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
         for (const auto& t : p.totals) total.push_back(value_text(t.value));
         table.add_row(std::move(total));
         std::vector<std::string> rate{"", "per second", ""};
-        for (const auto& t : p.totals) rate.push_back(t.value ? si(t.per_second) : "");
+        for (const auto& t : p.totals) rate.push_back(t.value ? format_si(t.per_second) : "");
         table.add_row(std::move(rate));
         out += "\nCounters (task_clock in ns; per process, the sum of its threads)\n";
         out += table.render("  ");

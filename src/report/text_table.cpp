@@ -1,7 +1,6 @@
 #include "lockprof/report/text_table.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -39,24 +38,6 @@ std::string TextTable::render(const std::string& indent) const {
     std::string out = line(header_);
     for (const auto& row : rows_) out += line(row);
     return out;
-}
-
-std::string si(double value) {
-    if (!std::isfinite(value)) return "-";
-    const double a = std::fabs(value);
-    if (a >= 1e9) return fmt::format("{:.2f}G", value / 1e9);
-    if (a >= 1e6) return fmt::format("{:.2f}M", value / 1e6);
-    if (a >= 1e4) return fmt::format("{:.1f}k", value / 1e3);
-    return fmt::format("{:.0f}", value);
-}
-
-std::string number(double value) {
-    if (!std::isfinite(value)) return "-";
-    const double a = std::fabs(value);
-    if (a >= 1e6) return si(value);
-    if (a >= 100) return fmt::format("{:.0f}", value);
-    if (a >= 10) return fmt::format("{:.1f}", value);
-    return fmt::format("{:.2f}", value);
 }
 
 }  // namespace lockprof::report

@@ -1,5 +1,7 @@
 #include "lockprof/sampling/annotate.hpp"
 
+#include "lockprof/sampling/acquire_loop.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -48,8 +50,6 @@ namespace {
 constexpr std::size_t kWholeFunctionLimit = 48;
 constexpr double kContextShare = 0.005;  // instructions this hot get context lines around them
 constexpr std::size_t kContextLines = 3;
-// A fallback "loop" longer than this is the whole outer loop, not a spin.
-constexpr std::size_t kMaxFallbackLoop = 64;
 
 bool is_lock_function(std::string_view name) {
     if (name.find("lockprof::locks::") == std::string_view::npos) return false;
@@ -91,52 +91,6 @@ const CodeCache::Code& code_for(CodeCache& cache, const symbols::Disassembler& d
         code.error = e.what();
     }
     return cache.functions.emplace(key, std::move(code)).first->second;
-}
-
-// Marks the acquire loop (heuristic in annotate.hpp); returns which rule applied.
-std::string mark_acquire_loop(HotFunction& f) {
-    auto& insns = f.instructions;
-    auto index_of = [&](std::uint64_t address) -> std::optional<std::size_t> {
-        for (std::size_t i = 0; i < insns.size(); ++i)
-            if (insns[i].instruction.address == address) return i;
-        return std::nullopt;
-    };
-    std::vector<std::pair<std::size_t, std::size_t>> spans;
-    for (std::size_t j = 0; j < insns.size(); ++j) {
-        const auto& insn = insns[j].instruction;
-        if (!insns[j].in_lock || !insn.is_backward_branch()) continue;
-        if (auto i = index_of(*insn.branch_target); i && insns[*i].in_lock)
-            spans.emplace_back(*i, j);
-    }
-    std::string rule;
-    if (!spans.empty()) {
-        rule = "inlined lock(), backward branch";
-    } else {
-        // No DWARF inline info: the tightest loop around the hottest instruction.
-        std::size_t hot = 0;
-        for (std::size_t i = 0; i < insns.size(); ++i)
-            if (insns[i].weight > insns[hot].weight) hot = i;
-        std::optional<std::pair<std::size_t, std::size_t>> best;
-        for (std::size_t j = 0; j < insns.size(); ++j) {
-            const auto& insn = insns[j].instruction;
-            if (!insn.is_backward_branch()) continue;
-            auto i = index_of(*insn.branch_target);
-            if (!i || *i > hot || j < hot || j - *i > kMaxFallbackLoop) continue;
-            if (!best || j - *i < best->second - best->first) best = std::make_pair(*i, j);
-        }
-        if (best) {
-            spans.push_back(*best);
-            rule = "no inline info: tightest backward branch around the hottest instruction";
-        }
-    }
-    std::vector<std::string> ranges;
-    for (auto [i, j] : spans) {
-        for (std::size_t k = i; k <= j; ++k) insns[k].in_acquire_loop = true;
-        ranges.push_back(
-            fmt::format("{:x}..{:x}", insns[i].instruction.address, insns[j].instruction.address));
-    }
-    if (spans.empty()) return "no backward branch found: acquire loop not marked";
-    return fmt::format("{} {}", rule, fmt::join(ranges, ", "));
 }
 
 }  // namespace

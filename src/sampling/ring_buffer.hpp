@@ -77,7 +77,97 @@ struct RingBuffer {
         __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
     }
 
+    // One record (`body`: the `size` bytes after its header) into samples, events, lost or
+    // throttled; record types it does not know are skipped. Public so tests can feed it records.
+    void parse(const perf_event_header& header, const unsigned char* body, std::size_t size) {
+        const RecordBody record{body, size};
+        // Bodies: mmap {pid, tid, addr, len, pgoff, filename[]}, comm {pid, tid, comm[]},
+        // fork {pid, ppid, tid, ptid, time}, lost {id, lost}.
+        if (header.type == PERF_RECORD_MMAP) {
+            parse_side_band(record, header, TaskEvent::Kind::mmap, 32);
+        } else if (header.type == PERF_RECORD_COMM) {
+            parse_side_band(record, header, TaskEvent::Kind::comm, 8);
+        } else if (header.type == PERF_RECORD_FORK) {
+            parse_side_band(record, header, TaskEvent::Kind::fork, 24);
+        } else if (header.type == PERF_RECORD_LOST) {
+            lost += record.u64(1);
+        } else if (header.type == PERF_RECORD_THROTTLE) {
+            ++throttled;
+        } else if (header.type == PERF_RECORD_SAMPLE) {
+            samples.push_back(parse_sample(record));
+        }
+    }
+
   private:
+    // A record's body, read field by field; fields past its end read as 0.
+    struct RecordBody {
+        const unsigned char* data;
+        std::size_t size;
+        std::uint64_t u64(std::size_t index) const {
+            std::uint64_t v = 0;
+            if ((index + 1) * 8 <= size) std::memcpy(&v, data + index * 8, 8);
+            return v;
+        }
+        std::uint32_t u32(std::size_t offset) const {
+            std::uint32_t v = 0;
+            if (offset + 4 <= size) std::memcpy(&v, data + offset, 4);
+            return v;
+        }
+    };
+
+    // Side-band records end with the sample_id_all trailer of kSampleType: pid, tid, time.
+    void parse_side_band(const RecordBody& record, const perf_event_header& header,
+                         TaskEvent::Kind kind, std::size_t name_offset) {
+        const std::size_t size = record.size;
+        if (size < name_offset + 16) return;
+        TaskEvent e;
+        e.kind = kind;
+        e.pid = static_cast<pid_t>(record.u32(0));
+        e.tid = static_cast<pid_t>(record.u32(kind == TaskEvent::Kind::fork ? 8 : 4));
+        std::memcpy(&e.time_ns, record.data + size - 8, 8);
+        if (kind == TaskEvent::Kind::fork) {
+            e.parent = static_cast<pid_t>(record.u32(4));
+        } else {
+            const auto* name = reinterpret_cast<const char*>(record.data + name_offset);
+            e.name.assign(name, strnlen(name, size - 16 - name_offset));
+        }
+        if (kind == TaskEvent::Kind::mmap) {
+            e.address = record.u64(1);
+            e.length = record.u64(2);
+            e.file_offset = record.u64(3);
+        }
+        e.exec = kind == TaskEvent::Kind::comm && (header.misc & PERF_RECORD_MISC_COMM_EXEC);
+        events.push_back(std::move(e));
+    }
+
+    // Layout of kSampleType, in the kernel's fixed order: IP, pid/tid, time, period, then the
+    // call chain (nr, frames).
+    static profiling::RawSample parse_sample(const RecordBody& record) {
+        profiling::RawSample s;
+        s.ip = record.u64(0);
+        std::uint32_t pid_tid[2] = {0, 0};
+        if (record.size >= 16) std::memcpy(pid_tid, record.data + 8, 8);
+        s.pid = pid_tid[0];
+        s.tid = pid_tid[1];
+        s.time_ns = record.u64(2);
+        s.weight = record.u64(3);
+        const std::uint64_t nr = record.u64(4);
+        bool skipped_ip = false;
+        for (std::uint64_t i = 0; i < nr && (5 + i + 1) * 8 <= record.size; ++i) {
+            const std::uint64_t address = record.u64(5 + i);
+            // Context markers, and the 0 a frame-pointer walk ends on, are not frames.
+            if (address >= static_cast<std::uint64_t>(PERF_CONTEXT_MAX) || address == 0) continue;
+            // The user call chain starts with the sample IP itself.
+            if (!skipped_ip && address == s.ip) {
+                skipped_ip = true;
+                continue;
+            }
+            skipped_ip = true;
+            s.callchain.push_back(address);
+        }
+        return s;
+    }
+
     // Records may wrap around the end of the data area.
     void copy_out(const unsigned char* data, std::uint64_t position, void* out,
                   std::size_t size) const {
@@ -85,78 +175,6 @@ struct RingBuffer {
         const std::size_t first = std::min(size, data_size - offset);
         std::memcpy(out, data + offset, first);
         std::memcpy(static_cast<unsigned char*>(out) + first, data, size - first);
-    }
-
-    void parse(const perf_event_header& header, const unsigned char* body, std::size_t size) {
-        auto u64 = [&](std::size_t index) {
-            std::uint64_t v = 0;
-            if ((index + 1) * 8 <= size) std::memcpy(&v, body + index * 8, 8);
-            return v;
-        };
-        auto u32 = [&](std::size_t offset) {
-            std::uint32_t v = 0;
-            if (offset + 4 <= size) std::memcpy(&v, body + offset, 4);
-            return v;
-        };
-        // Side-band records end with the sample_id_all trailer of kSampleType: pid, tid, time.
-        auto side_band = [&](TaskEvent::Kind kind, std::size_t name_offset) {
-            if (size < name_offset + 16) return;
-            TaskEvent e;
-            e.kind = kind;
-            e.pid = static_cast<pid_t>(u32(0));
-            e.tid = static_cast<pid_t>(u32(kind == TaskEvent::Kind::fork ? 8 : 4));
-            std::memcpy(&e.time_ns, body + size - 8, 8);
-            if (kind == TaskEvent::Kind::fork) {
-                e.parent = static_cast<pid_t>(u32(4));
-            } else {
-                const auto* name = reinterpret_cast<const char*>(body + name_offset);
-                e.name.assign(name, strnlen(name, size - 16 - name_offset));
-            }
-            if (kind == TaskEvent::Kind::mmap) {
-                e.address = u64(1);
-                e.length = u64(2);
-                e.file_offset = u64(3);
-            }
-            e.exec = kind == TaskEvent::Kind::comm && (header.misc & PERF_RECORD_MISC_COMM_EXEC);
-            events.push_back(std::move(e));
-        };
-        if (header.type == PERF_RECORD_MMAP) {
-            side_band(TaskEvent::Kind::mmap, 32);  // {pid, tid, addr, len, pgoff, filename[]}
-        } else if (header.type == PERF_RECORD_COMM) {
-            side_band(TaskEvent::Kind::comm, 8);  // {pid, tid, comm[]}
-        } else if (header.type == PERF_RECORD_FORK) {
-            side_band(TaskEvent::Kind::fork, 24);  // {pid, ppid, tid, ptid, time}
-        } else if (header.type == PERF_RECORD_LOST) {
-            lost += u64(1);  // {id, lost}
-        } else if (header.type == PERF_RECORD_THROTTLE) {
-            ++throttled;
-        } else if (header.type == PERF_RECORD_SAMPLE) {
-            // Layout of kSampleType, in the kernel's fixed order.
-            profiling::RawSample s;
-            s.ip = u64(0);
-            std::uint32_t pid_tid[2] = {0, 0};
-            if (size >= 16) std::memcpy(pid_tid, body + 8, 8);
-            s.pid = pid_tid[0];
-            s.tid = pid_tid[1];
-            s.time_ns = u64(2);
-            s.weight = u64(3);
-            const std::uint64_t nr = u64(4);
-            bool skipped_ip = false;
-            for (std::uint64_t i = 0; i < nr && (5 + i + 1) * 8 <= size; ++i) {
-                const std::uint64_t address = u64(5 + i);
-                // Context markers, and the 0 a frame-pointer walk ends on, are not frames.
-                if (address >= static_cast<std::uint64_t>(PERF_CONTEXT_MAX) || address == 0)
-                    continue;
-                // The user call chain starts with the sample IP itself.
-                if (!skipped_ip && address == s.ip) {
-                    skipped_ip = true;
-                    continue;
-                }
-                skipped_ip = true;
-                s.callchain.push_back(address);
-            }
-            samples.push_back(std::move(s));
-        }
     }
 };
 

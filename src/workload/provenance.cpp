@@ -82,7 +82,8 @@ std::string detect_virtualisation(const std::filesystem::path& root) {
     return "";
 }
 
-Provenance collect_provenance(const std::vector<std::string>& argv) {
+Provenance collect_provenance(const std::vector<std::string>& argv,
+                              const std::filesystem::path& root) {
     Provenance p;
     p.lockprof_version = LOCKPROF_VERSION;
     p.git_revision = LOCKPROF_GIT_REVISION;
@@ -105,7 +106,7 @@ Provenance collect_provenance(const std::vector<std::string>& argv) {
     gethostname(host, sizeof host - 1);
     p.hostname = host;
 
-    const auto cpu = arch::cpu_identity();
+    const auto cpu = arch::cpu_identity(root.string());
     p.arch = cpu.arch;
     p.cpu_model = cpu.model_name;
     p.cpu_vendor = cpu.vendor;
@@ -118,13 +119,13 @@ Provenance collect_provenance(const std::vector<std::string>& argv) {
 
     utsname uts{};
     if (uname(&uts) == 0) p.kernel = fmt::format("{} {} {}", uts.sysname, uts.release, uts.machine);
-    const std::string paranoid = read_first_line("/proc/sys/kernel/perf_event_paranoid");
+    const std::string paranoid = read_first_line(root / "proc/sys/kernel/perf_event_paranoid");
     try {
         p.perf_event_paranoid = paranoid.empty() ? -99 : std::stoi(paranoid);
     } catch (...) {
         p.perf_event_paranoid = -99;
     }
-    p.vm_hint = detect_virtualisation();
+    p.vm_hint = detect_virtualisation(root);
     p.compiler = LOCKPROF_COMPILER;
     p.compiler_flags = LOCKPROF_COMPILER_FLAGS;
     p.build_type = LOCKPROF_BUILD_TYPE;

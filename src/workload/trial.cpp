@@ -64,40 +64,33 @@ struct WorkerArgs {
     unsigned index;
 };
 
-void* worker_main(void* raw) {
-    auto* args = static_cast<WorkerArgs*>(raw);
-    TrialState& s = *args->state;
-    const unsigned index = args->index;
-    ThreadResult& result = s.results[index];
-    result.index = index;
+// Pins the calling worker to its CPU when the trial is pinned; result.cpu is -1 when that fails.
+void pin_worker(const TrialSpec& spec, ThreadResult& result) {
+    if (spec.cpu_of_thread.empty()) return;
+    result.cpu = spec.cpu_of_thread[result.index];
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(result.cpu, &set);
+    if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) result.cpu = -1;
+}
 
-    if (!s.spec->cpu_of_thread.empty()) {
-        result.cpu = s.spec->cpu_of_thread[index];
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(result.cpu, &set);
-        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) result.cpu = -1;
-    }
-
-    std::vector<std::unique_ptr<profiling::ThreadInstrument>> instruments;
-    for (profiling::Instrumentation* instrumentation : s.control->instruments)
-        if (auto attached = instrumentation->attach_current_thread(index))
-            instruments.push_back(std::move(attached));
-
+// Waits at the start gate, then until every worker is awake: the condition variable wakes
+// threads one by one, and a short thread would finish its acquires before the last one wakes.
+void wait_for_start(TrialState& s) {
     {
         std::unique_lock lock(s.gate_mutex);
         ++s.ready;
         s.gate.notify_all();
         s.gate.wait(lock, [&] { return s.released; });
     }
-    // The condition variable wakes threads one by one; a short thread would finish its
-    // acquires before the last one wakes. Start together: wait until every thread is awake.
     s.awake.fetch_add(1, std::memory_order_acq_rel);
     while (s.awake.load(std::memory_order_acquire) < s.spec->threads) sched_yield();
+}
 
-    // Calibrate the busy work here, on this worker's CPU, while every other worker does the
-    // same: what one thread measures alone at start-up (no sibling busy, another frequency)
-    // is not what the trial runs.
+// Calibrates the busy work here, on this worker's CPU, while every other worker does the
+// same: what one thread measures alone at start-up (no sibling busy, another frequency) is
+// not what the trial runs. Returns once all have calibrated.
+WorkCalibration calibrate_worker(TrialState& s, ThreadResult& result) {
     const WorkCalibration work = calibrate_work(s.spec->work);
     result.burn_iterations_per_ns = work.burn_iterations_per_ns;
     result.critical_iterations = work.critical_iterations;
@@ -106,12 +99,12 @@ void* worker_main(void* raw) {
     result.parallel_work_ns = work.parallel_ns;
     s.calibrated.fetch_add(1, std::memory_order_acq_rel);
     while (s.calibrated.load(std::memory_order_acquire) < s.spec->threads) sched_yield();
+    return work;
+}
 
-    for (auto& instrument : instruments) instrument->start();
-    result.start_ns = since_ns(s.release_time);
-    s.start_ticks[index] = arch::ticks();
-    const std::uint64_t cpu_start = thread_cpu_ns();
-
+// The measured loop's arguments for worker `index`.
+LoopArgs loop_args(TrialState& s, unsigned index, const WorkCalibration& work,
+                   ThreadResult& result) {
     LoopArgs loop;
     loop.stop = &s.stop;
     loop.progress = &s.progress[index];
@@ -124,8 +117,31 @@ void* worker_main(void* raw) {
     // Distinct, non-zero xorshift seeds per thread, derived from --seed and the trial.
     loop.seed = (s.spec->seed * 0x9E3779B97F4A7C15ull + index) | 1;
     loop.result = &result;
-    s.kernel->run_loop(s.lock, loop);
+    return loop;
+}
 
+void* worker_main(void* raw) {
+    auto* args = static_cast<WorkerArgs*>(raw);
+    TrialState& s = *args->state;
+    const unsigned index = args->index;
+    ThreadResult& result = s.results[index];
+    result.index = index;
+    pin_worker(*s.spec, result);
+
+    std::vector<std::unique_ptr<profiling::ThreadInstrument>> instruments;
+    for (profiling::Instrumentation* instrumentation : s.control->instruments)
+        if (auto attached = instrumentation->attach_current_thread(index))
+            instruments.push_back(std::move(attached));
+
+    wait_for_start(s);
+    const WorkCalibration work = calibrate_worker(s, result);
+
+    for (auto& instrument : instruments) instrument->start();
+    result.start_ns = since_ns(s.release_time);
+    s.start_ticks[index] = arch::ticks();
+    const std::uint64_t cpu_start = thread_cpu_ns();
+    LoopArgs loop = loop_args(s, index, work, result);
+    s.kernel->run_loop(s.lock, loop);
     result.cpu_ns = thread_cpu_ns() - cpu_start;
     result.end_ns = since_ns(s.release_time);
     s.end_ticks[index] = arch::ticks();
@@ -152,6 +168,170 @@ void* worker_main(void* raw) {
         lock.name, state->spec->threads, what));
 }
 
+// The workers, with small stacks (1024-thread runs stay cheap; sanitizer builds need more).
+// When one cannot be created, those already started are let through the gate to stop at once,
+// joined, and the lock destroyed before the error is thrown.
+std::vector<pthread_t> start_workers(TrialState& state, std::vector<WorkerArgs>& worker_args) {
+    const unsigned n = state.spec->threads;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 1u << 20);
+    std::vector<pthread_t> threads;
+    threads.reserve(n);
+    for (unsigned i = 0; i < n; ++i) {
+        worker_args[i] = {&state, i};
+        pthread_t thread;
+        const int rc = pthread_create(&thread, &attr, worker_main, &worker_args[i]);
+        if (rc != 0) {
+            pthread_attr_destroy(&attr);
+            state.stop.store(true);
+            {
+                std::lock_guard lock_guard(state.gate_mutex);
+                state.released = true;
+            }
+            state.gate.notify_all();
+            for (auto t : threads) pthread_join(t, nullptr);
+            state.kernel->destroy_lock(state.lock);
+            throw Error(
+                fmt::format("cannot create thread {} of {}: {}; lower --threads or raise the limit "
+                            "(ulimit -u, /proc/sys/kernel/threads-max)",
+                            i + 1, n, std::strerror(rc)));
+        }
+        threads.push_back(thread);
+    }
+    pthread_attr_destroy(&attr);
+    return threads;
+}
+
+// Releases every worker through the start gate once all wait at it; the release time is every
+// worker's time origin.
+void open_gate(TrialState& state) {
+    {
+        std::unique_lock gate_lock(state.gate_mutex);
+        state.gate.wait(gate_lock, [&] { return state.ready == state.spec->threads; });
+        state.release_time = Clock::now();
+        state.released = true;
+    }
+    state.gate.notify_all();
+}
+
+// What the watchdog remembers between polls: each thread's acquire count and the total, and
+// when each last changed.
+struct ProgressMarks {
+    std::vector<std::uint64_t> last_seen;
+    std::vector<Clock::time_point> last_change;
+    std::uint64_t last_total = 0;
+    Clock::time_point last_total_change;
+
+    ProgressMarks(unsigned n, Clock::time_point origin)
+        : last_seen(n, 0), last_change(n, origin), last_total_change(origin) {}
+
+    void restart(Clock::time_point now) {
+        last_total_change = now;
+        std::fill(last_change.begin(), last_change.end(), now);
+    }
+
+    void update(const TrialState& state, Clock::time_point now) {
+        std::uint64_t total = 0;
+        for (std::size_t i = 0; i < last_seen.size(); ++i) {
+            const std::uint64_t v = state.progress[i].acquires.load(std::memory_order_relaxed);
+            total += v;
+            if (v != last_seen[i]) last_seen[i] = v, last_change[i] = now;
+        }
+        if (total != last_total) last_total = total, last_total_change = now;
+    }
+};
+
+// What stalled, "" while the trial progresses: no acquire by anyone for the watchdog's time,
+// or (with an acquire count) one unfinished thread without an acquire for that long.
+std::string stall_of(const TrialState& state, const ProgressMarks& marks, Clock::time_point now) {
+    const TrialSpec& spec = *state.spec;
+    const auto watchdog = std::chrono::nanoseconds(spec.watchdog_ns);
+    if (now - marks.last_total_change > watchdog)
+        return fmt::format("no thread acquired it for {:.1f} s",
+                           std::chrono::duration<double>(now - marks.last_total_change).count());
+    if (!spec.acquires_per_thread || state.stop.load()) return "";
+    for (std::size_t i = 0; i < marks.last_seen.size(); ++i) {
+        if (state.finished_flags[i].load(std::memory_order_acquire)) continue;
+        if (now - marks.last_change[i] > watchdog)
+            return fmt::format("thread {} acquired it {} of {} times, then nothing for {:.1f} s", i,
+                               marks.last_seen[i], *spec.acquires_per_thread,
+                               std::chrono::duration<double>(now - marks.last_change[i]).count());
+    }
+    return "";
+}
+
+// Polls the workers every 5 ms until all have finished: stops them on an interrupt or when the
+// duration is up, and gives up on them (stalled(), which throws) when the watchdog sees no
+// progress. The duration and the watchdog count from when every worker has calibrated its
+// work. Returns whether the trial was interrupted.
+bool watch_workers(std::unique_ptr<TrialState>& owner, std::vector<pthread_t>& threads,
+                   const RunnableLock& lock) {
+    TrialState* state = owner.get();
+    const TrialSpec& spec = *state->spec;
+    const unsigned n = spec.threads;
+    const std::atomic<bool>* interrupt = state->control->interrupted;
+    bool interrupted = false;
+    bool started = false;
+    Clock::time_point start_time = state->release_time;
+    ProgressMarks marks(n, start_time);
+    while (state->finished.load(std::memory_order_acquire) < n) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        const auto now = Clock::now();
+        if (interrupt && interrupt->load() && !state->stop.load()) {
+            interrupted = true;
+            state->stop.store(true);
+        }
+        if (!started) {
+            if (state->calibrated.load(std::memory_order_acquire) < n) continue;
+            started = true;
+            start_time = now;
+            marks.restart(now);
+        }
+        if (spec.duration_ns && !state->stop.load() &&
+            now - start_time >= std::chrono::nanoseconds(*spec.duration_ns))
+            state->stop.store(true);
+        marks.update(*state, now);
+        if (std::string what = stall_of(*state, marks, now); !what.empty()) {
+            owner.release();
+            stalled(state, threads, lock, what);
+        }
+    }
+    return interrupted;
+}
+
+// The trial's figures from the finished workers: the window from the first thread's start to
+// the last thread's end, in ns and ticks, and for an excluding lock the exclusion check's
+// overlaps and lost updates.
+void collect_outcome(TrialState& state, const RunnableLock& lock, TrialOutcome& outcome) {
+    const TrialSpec& spec = *state.spec;
+    TrialResult& result = outcome.result;
+    result.threads = std::move(state.results);
+    std::uint64_t acquires = 0, first_start = UINT64_MAX, last_end = 0;
+    for (const auto& thread : result.threads) {
+        first_start = std::min(first_start, thread.start_ns);
+        last_end = std::max(last_end, thread.end_ns);
+        acquires += thread.acquires;
+        outcome.overlaps += thread.overlaps;
+    }
+    result.wall_ns = last_end > first_start ? last_end - first_start : 0;
+    const std::uint64_t first_tick =
+        *std::min_element(state.start_ticks.begin(), state.start_ticks.end());
+    const std::uint64_t last_tick =
+        *std::max_element(state.end_ticks.begin(), state.end_ticks.end());
+    result.ticks = last_tick > first_tick ? last_tick - first_tick : 0;
+    if (lock.excludes) {
+        // The exclusion check's word (loop.hpp): one increment per acquire unless two holders
+        // overlapped.
+        const bool on_lock =
+            spec.work.shared_lines == 0 || spec.work.data == DataPlacement::same_line;
+        const std::uint64_t counted = on_lock
+                                          ? state.kernel->neighbour_words(state.lock)->datum.load()
+                                          : state.lines[0].value.load();
+        outcome.lost_updates = acquires > counted ? acquires - counted : 0;
+    }
+}
+
 }  // namespace
 
 TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunControl& control) {
@@ -173,127 +353,14 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
     state->start_ticks.assign(n, 0);
     state->end_ticks.assign(n, 0);
     state->finished_flags = std::make_unique<std::atomic<bool>[]>(n);
+
     std::vector<WorkerArgs> worker_args(n);
-
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    // Small stacks keep 1024-thread runs cheap; sanitizer builds need more.
-    pthread_attr_setstacksize(&attr, 1u << 20);
-    std::vector<pthread_t> threads;
-    threads.reserve(n);
-    for (unsigned i = 0; i < n; ++i) {
-        worker_args[i] = {state, i};
-        pthread_t thread;
-        const int rc = pthread_create(&thread, &attr, worker_main, &worker_args[i]);
-        if (rc != 0) {
-            pthread_attr_destroy(&attr);
-            state->stop.store(true);
-            {
-                std::lock_guard lock_guard(state->gate_mutex);
-                state->released = true;
-            }
-            state->gate.notify_all();
-            for (auto t : threads) pthread_join(t, nullptr);
-            kernel.destroy_lock(state->lock);
-            throw Error(
-                fmt::format("cannot create thread {} of {}: {}; lower --threads or raise the limit "
-                            "(ulimit -u, /proc/sys/kernel/threads-max)",
-                            i + 1, n, std::strerror(rc)));
-        }
-        threads.push_back(thread);
-    }
-    pthread_attr_destroy(&attr);
-
-    const auto poll = std::chrono::milliseconds(5);
-    const auto watchdog = std::chrono::nanoseconds(spec.watchdog_ns);
-    {
-        std::unique_lock gate_lock(state->gate_mutex);
-        state->gate.wait(gate_lock, [&] { return state->ready == n; });
-        state->release_time = Clock::now();
-        state->released = true;
-    }
-    state->gate.notify_all();
-
+    std::vector<pthread_t> threads = start_workers(*state, worker_args);
+    open_gate(*state);
     TrialOutcome outcome;
-    std::vector<std::uint64_t> last_seen(n, 0);
-    // The duration and the watchdog count from when every worker has calibrated its work.
-    bool started = false;
-    Clock::time_point start_time = state->release_time;
-    std::vector<Clock::time_point> last_change(n, start_time);
-    std::uint64_t last_total = 0;
-    Clock::time_point last_total_change = start_time;
-    while (state->finished.load(std::memory_order_acquire) < n) {
-        std::this_thread::sleep_for(poll);
-        const auto now = Clock::now();
-        if (control.interrupted && control.interrupted->load() && !state->stop.load()) {
-            outcome.interrupted = true;
-            state->stop.store(true);
-        }
-        if (!started) {
-            if (state->calibrated.load(std::memory_order_acquire) < n) continue;
-            started = true;
-            start_time = last_total_change = now;
-            std::fill(last_change.begin(), last_change.end(), now);
-        }
-        if (spec.duration_ns && !state->stop.load() &&
-            now - start_time >= std::chrono::nanoseconds(*spec.duration_ns))
-            state->stop.store(true);
-
-        std::uint64_t total = 0;
-        for (unsigned i = 0; i < n; ++i) {
-            const std::uint64_t v = state->progress[i].acquires.load(std::memory_order_relaxed);
-            total += v;
-            if (v != last_seen[i]) last_seen[i] = v, last_change[i] = now;
-        }
-        if (total != last_total) last_total = total, last_total_change = now;
-        if (now - last_total_change > watchdog) {
-            owner.release();
-            stalled(state, threads, lock,
-                    fmt::format("no thread acquired it for {:.1f} s",
-                                std::chrono::duration<double>(now - last_total_change).count()));
-        }
-        if (spec.acquires_per_thread && !state->stop.load()) {
-            for (unsigned i = 0; i < n; ++i) {
-                if (state->finished_flags[i].load(std::memory_order_acquire)) continue;
-                if (now - last_change[i] > watchdog) {
-                    owner.release();
-                    stalled(
-                        state, threads, lock,
-                        fmt::format("thread {} acquired it {} of {} times, then nothing for "
-                                    "{:.1f} s",
-                                    i, last_seen[i], *spec.acquires_per_thread,
-                                    std::chrono::duration<double>(now - last_change[i]).count()));
-                }
-            }
-        }
-    }
+    outcome.interrupted = watch_workers(owner, threads, lock);
     for (auto t : threads) pthread_join(t, nullptr);
-
-    TrialResult& result = outcome.result;
-    result.threads = std::move(state->results);
-    // The window runs from the first thread's start to the last thread's end.
-    std::uint64_t acquires = 0, first_start = UINT64_MAX, last_end = 0;
-    for (const auto& thread : result.threads) {
-        first_start = std::min(first_start, thread.start_ns);
-        last_end = std::max(last_end, thread.end_ns);
-        acquires += thread.acquires;
-        outcome.overlaps += thread.overlaps;
-    }
-    result.wall_ns = last_end > first_start ? last_end - first_start : 0;
-    const std::uint64_t first_tick =
-        *std::min_element(state->start_ticks.begin(), state->start_ticks.end());
-    const std::uint64_t last_tick =
-        *std::max_element(state->end_ticks.begin(), state->end_ticks.end());
-    result.ticks = last_tick > first_tick ? last_tick - first_tick : 0;
-    if (lock.excludes) {
-        // The exclusion check's word (loop.hpp): one increment per acquire unless two holders
-        // overlapped.
-        const bool on_lock =
-            spec.work.shared_lines == 0 || spec.work.data == DataPlacement::same_line;
-        const std::uint64_t counted = on_lock ? kernel.neighbour_words(state->lock)->datum.load()
-                                              : state->lines[0].value.load();
-        outcome.lost_updates = acquires > counted ? acquires - counted : 0;
-    }
+    collect_outcome(*state, lock, outcome);
     kernel.destroy_lock(state->lock);
     return outcome;
 }

@@ -15,6 +15,7 @@
 
 #include "lockprof/analysis/stats.hpp"
 #include "lockprof/analysis/summary.hpp"
+#include "lockprof/common/number_format.hpp"
 
 namespace lockprof::analysis {
 
@@ -91,7 +92,8 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
 // "Explanation (measured evidence only):" then each pair's numbered findings.
 std::string render_explanation(const std::vector<PairDiagnosis>& diagnoses);
 
-// Per-acquire figures as the explanation writes them: 37, 2.9, 1.3, 0.2.
-std::string format_figure(double value);
+// Per-acquire figures as the explanation writes them (37, 2.9, 1.3, 0.2): the one in
+// lockprof/common/number_format.hpp.
+using lockprof::format_figure;
 
 }  // namespace lockprof::analysis

@@ -192,7 +192,9 @@ struct CpuIdentity {
     unsigned logical_cpus = 0;
 };
 
-CpuIdentity cpu_identity();
+// Read from `root`/proc/cpuinfo (the first processor's fields) and `root`/sys (SPE); the root
+// is a parameter for tests. LSE comes from the running CPU's hwcaps whatever the root.
+CpuIdentity cpu_identity(const std::string& root = "/");
 
 // Human name of an ARM part from the MIDR implementer and part numbers, "" when unknown.
 std::string arm_part_name(unsigned implementer, unsigned part);

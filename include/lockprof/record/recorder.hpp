@@ -46,6 +46,9 @@ struct RecordSpec {
     std::optional<std::uint64_t> duration_ns;  // pid/match; nullopt: until SIGINT or all exit
     pmu::CountingPlan counting;                // empty events: count nothing
     std::optional<sampling::SamplerRequest> sampling;
+    // Where /proc and /sys are read: "" (the machine's own) except in tests, whose fake
+    // folder holds proc/ and sys/.
+    std::string root;
 };
 
 struct TaskRecord {

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "lockprof/common/number_format.hpp"
+
 namespace lockprof::report {
 
 class TextTable {
@@ -19,9 +21,13 @@ class TextTable {
     std::vector<std::vector<std::string>> rows_;
 };
 
-// 12345678 -> "12.3M", 950 -> "950", 0.84 -> "0.84".
-std::string si(double value);
-// Fixed-point with a sensible number of digits for per-acquire figures.
-std::string number(double value);
+// The number formatters' earlier names, kept for run_report.cpp and cli/ (lockprof/common/
+// number_format.hpp is their home).
+inline std::string si(double value) {
+    return format_si(value);
+}
+inline std::string number(double value) {
+    return format_table_number(value);
+}
 
 }  // namespace lockprof::report

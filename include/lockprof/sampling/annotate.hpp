@@ -1,14 +1,9 @@
 // Instruction-level attribution of a cell's samples, perf-annotate style: the hottest
 // functions, each instruction with its share of the cell's samples, the acquire loop marked.
 //
-// Acquire loop heuristic (documented in docs/sampling.md):
-//  1. With DWARF, an instruction belongs to the lock's acquire path when its inline chain
-//     contains a lock algorithm's lock() or try_lock() (lockprof::locks::...::lock). The
-//     acquire loop is then the span [target, branch] of every backward branch that sits on
-//     that path: the retry/poll loop, without the fast path before it.
-//  2. Without DWARF (another program, a stripped binary) the acquire loop is the smallest
-//     backward-branch span (at most 64 instructions) that contains the function's hottest
-//     instruction: where a spinning thread goes round.
+// The acquire loop is marked by the heuristic in acquire_loop.hpp (docs/sampling.md): with
+// DWARF, the backward branches on an inlined lock()/try_lock(); without, the tightest
+// backward-branch span around the hottest instruction.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +35,7 @@ struct AnnotatedInstruction {
     double weight = 0;             // sum of sample weights on it
     double share = 0;              // of the cell's total weight
     bool in_lock = false;          // inside an inlined lock()/try_lock() (DWARF)
-    bool in_acquire_loop = false;  // inside the acquire loop (see the heuristic above)
+    bool in_acquire_loop = false;  // inside the acquire loop (acquire_loop.hpp)
     std::string source;            // "tas.hpp:29" when the line changes, else ""
 };
 

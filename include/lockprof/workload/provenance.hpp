@@ -38,7 +38,9 @@ struct Provenance {
 // kubepods containers. Reads files under `root` ("/" normally; a test folder in tests).
 std::string detect_virtualisation(const std::filesystem::path& root = "/");
 
-// Provenance of this process and build, with the given command line.
-Provenance collect_provenance(const std::vector<std::string>& argv);
+// Provenance of this process and build, with the given command line. The CPU, perf_event_paranoid
+// and virtualisation are read under `root` ("/" normally; a test folder in tests).
+Provenance collect_provenance(const std::vector<std::string>& argv,
+                              const std::filesystem::path& root = "/");
 
 }  // namespace lockprof::workload

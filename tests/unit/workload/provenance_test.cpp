@@ -112,3 +112,40 @@ TEST(Virtualisation, BareMetalAndContainers) {
     EXPECT_EQ(detect_virtualisation(pod.root), "container");
     EXPECT_EQ(detect_virtualisation("/nonexistent-lockprof-root"), "");
 }
+
+// collect_provenance() reads the CPU, perf_event_paranoid and the VM hint under its root.
+TEST(CollectProvenance, FromAFakeRoot) {
+    FakeRoot r;
+    r.write("proc/cpuinfo",
+            "processor\t: 0\nvendor_id\t: FakeVendor\nmodel name\t: Fake CPU\nCPU "
+            "implementer\t: 0x41\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n" +
+                std::string("flags\t\t: fpu hypervisor\n"))
+        .write("proc/sys/kernel/perf_event_paranoid", "2\n");
+    const auto p =
+        lockprof::workload::collect_provenance({"lockprof", "run", "--locks", "a b"}, r.root);
+    EXPECT_EQ(p.command_line, "lockprof run --locks 'a b'");
+    EXPECT_EQ(p.perf_event_paranoid, 2);
+    EXPECT_EQ(p.vm_hint, "hypervisor flag set");
+    EXPECT_FALSE(p.timestamp_utc.empty());
+    if (p.arch == "x86_64") {
+        EXPECT_EQ(p.cpu_model, "Fake CPU");
+        EXPECT_EQ(p.cpu_vendor, "FakeVendor");
+        EXPECT_EQ(p.midr, "");
+    } else {
+        EXPECT_EQ(p.cpu_model, "Neoverse N1");
+        EXPECT_EQ(p.midr, "implementer 0x41 part 0xd0c variant 0x3 revision 0x1");
+    }
+}
+
+TEST(CollectProvenance, UnreadableOrOddParanoidIsMinus99) {
+    FakeRoot missing;
+    EXPECT_EQ(lockprof::workload::collect_provenance({}, missing.root).perf_event_paranoid, -99);
+    FakeRoot odd;
+    odd.write("proc/sys/kernel/perf_event_paranoid", "high\n");
+    EXPECT_EQ(lockprof::workload::collect_provenance({"x"}, odd.root).perf_event_paranoid, -99);
+    FakeRoot minus;
+    minus.write("proc/sys/kernel/perf_event_paranoid", "-1\n");
+    const auto p = lockprof::workload::collect_provenance({"", "it's"}, minus.root);
+    EXPECT_EQ(p.perf_event_paranoid, -1);
+    EXPECT_EQ(p.command_line, "'' 'it's'");  // quoted, not escaped
+}

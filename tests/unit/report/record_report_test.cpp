@@ -1,0 +1,128 @@
+// The outputs of `lockprof record` from a hand-made recording: the terminal report's header,
+// counter table and notes, the spin-lock sentence, and the lockprof-record JSON document.
+#include "lockprof/report/record_report.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lockprof::report {
+namespace {
+
+profiling::CounterReading reading(const std::string& event, std::uint64_t raw,
+                                  std::uint64_t running_ns = 1000) {
+    return {event, raw, 1000, running_ns};
+}
+
+// Two attached processes: postgres with two threads, and one whose counters never ran.
+record::RecordResult recording() {
+    record::RecordResult r;
+    r.provenance.lockprof_version = "9.9";
+    r.provenance.arch = "x86_64";
+    r.provenance.cpu_model = "Fake CPU";
+    r.provenance.logical_cpus = 4;
+    r.mode = record::Mode::pid;
+    r.pids = {42, 43};
+    r.duration_s = 2;
+    r.interrupted = true;
+    r.events = {"task_clock", "cycles"};
+    record::ProcessRecord pg;
+    pg.info = {42, "postgres", "/usr/bin/postgres", 1000};
+    pg.threads.push_back(
+        {42, "postgres", {reading("task_clock", 2000), reading("cycles", 12000000)}, true});
+    pg.threads.push_back(
+        {44, "bgworker", {reading("task_clock", 500), reading("cycles", 345678)}, true});
+    record::ProcessRecord idle;
+    idle.info = {43, "idle", "", 0};
+    idle.exited = true;
+    idle.threads.push_back(
+        {43, "idle", {reading("task_clock", 0, 0), reading("cycles", 0, 0)}, true});
+    r.processes = {pg, idle};
+    r.notes = {"something the user must know"};
+    return r;
+}
+
+record::Profile profile_of(const record::RecordResult& r) {
+    return record::analyse(r, record::Images(r), {});
+}
+
+TEST(RecordReport, HeaderCounterTableAndNotes) {
+    const auto r = recording();
+    const std::string text = render_record(r, profile_of(r), 10, 0);
+    EXPECT_EQ(text.substr(0, text.find('\n')), "lockprof 9.9 record on x86_64 Fake CPU, 4 CPUs");
+    EXPECT_NE(text.find("target: pids: 42,43; recorded 2.00 s (interrupted)\n"), std::string::npos)
+        << text;
+    // postgres sums its threads; the idle process's counters never ran, so they count 0.
+    EXPECT_NE(text.find("  pid  name           threads  task_clock  cycles\n"
+                        "   42  postgres             2        2500  12.35M\n"
+                        "   43  idle (exited)        1           0       0\n"
+                        "       total                         2500  12.35M\n"
+                        "       per second                    1250   6.17M\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\nnote: something the user must know\n"), std::string::npos);
+    EXPECT_EQ(text.find("Hottest symbols"), std::string::npos);  // not sampled
+}
+
+TEST(RecordReport, EventNeverCountedAnywhereSaysSo) {
+    auto r = recording();
+    for (auto& p : r.processes)
+        for (auto& t : p.threads) t.counters[1].running_ns = 0;
+    const std::string text = render_record(r, profile_of(r), 10, 0);
+    EXPECT_NE(text.find("   42  postgres             2        2500  not counted\n"
+                        "   43  idle (exited)        1           0  not counted\n"
+                        "       total                         2500  not counted\n"
+                        "       per second                    1250\n"),
+              std::string::npos)
+        << text;
+}
+
+TEST(RecordReport, SpinSentence) {
+    record::Profile p;
+    EXPECT_EQ(spin_sentence(p), "no samples");
+    p.samples = 10;
+    p.spin.pattern = "s_lock";
+    EXPECT_EQ(spin_sentence(p), "no samples are in functions matching 's_lock'");
+    p.spin.share = 0.12;
+    record::SymbolShare s_lock;
+    s_lock.short_name = "s_lock";
+    p.spin.symbols = {s_lock};
+    EXPECT_EQ(spin_sentence(p), "12.0% of samples are in s_lock");
+    p.spin.hot_instructions.push_back({"s_lock", "/usr/bin/postgres", 0x1234, "pause", 0.8, 0.096});
+    EXPECT_EQ(spin_sentence(p),
+              "12.0% of samples are in s_lock, 80.0% of those on `pause` in "
+              "s_lock");
+    p.spin.hot_instructions.clear();
+    for (const char* name : {"a", "b", "c"}) {
+        record::SymbolShare more;
+        more.short_name = name;
+        p.spin.symbols.push_back(more);
+    }
+    EXPECT_EQ(spin_sentence(p), "12.0% of samples are in s_lock, a, b, ...");
+}
+
+TEST(RecordReport, JsonDocument) {
+    const auto r = recording();
+    const auto doc = record_to_json(r, profile_of(r));
+    EXPECT_EQ(doc["schema"], "lockprof-record");
+    EXPECT_EQ(doc["version"], kRecordSchemaVersion);
+    EXPECT_EQ(doc["target"]["mode"], "pid");
+    EXPECT_EQ(doc["target"]["pids"], nlohmann::json({42, 43}));
+    EXPECT_FALSE(doc["target"].contains("match"));
+    EXPECT_TRUE(doc["sampling"].is_null());
+    EXPECT_TRUE(doc["exit_status"].is_null());
+    EXPECT_EQ(doc["interrupted"], true);
+    ASSERT_EQ(doc["processes"].size(), 2u);
+    const auto& pg = doc["processes"][0];
+    EXPECT_EQ(pg["comm"], "postgres");
+    EXPECT_EQ(pg["threads"].size(), 2u);
+    EXPECT_EQ(pg["threads"][1]["comm"], "bgworker");
+    EXPECT_EQ(pg["counters"][1]["event"], "cycles");
+    EXPECT_EQ(pg["counters"][1]["value"], 12345678.0);
+    EXPECT_EQ(doc["processes"][1]["exited"], true);
+    EXPECT_EQ(doc["processes"][1]["threads"][0]["counters"][0]["counted"], false);
+    EXPECT_EQ(doc["totals"][0]["per_second"], 1250.0);
+    EXPECT_EQ(doc["notes"][0], "something the user must know");
+    EXPECT_EQ(doc["spin_locks"]["summary"], "no samples");
+}
+
+}  // namespace
+}  // namespace lockprof::report
