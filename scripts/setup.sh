@@ -21,7 +21,10 @@ done
 
 packages=(cmake ninja-build g++ pkg-config git binutils clang-format
           libpfm4-dev libfmt-dev libboost-program-options-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev libdw-dev libelf-dev libxml2-dev linux-perf bc)
+          libgtest-dev libgmock-dev libdw-dev libelf-dev libxml2-dev linux-perf bc
+          libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev zlib1g-dev)
+# pprof output: libprotobuf and protoc compile pprof's own profile.proto, which
+# golang-github-google-pprof-dev installs; zlib gzips the files.
 # python3: the Layering test (tests/layering/check_layers.py) and the arm64 system's checks.
 command -v python3 >/dev/null || packages+=(python3)
 if [[ $want_cross == 1 ]]; then
@@ -31,7 +34,8 @@ if [[ $want_system == 1 ]]; then
   packages+=(qemu-system-arm cpio e2fsprogs)
 fi
 if [[ $want_extras == 1 ]]; then
-  packages+=(chromium postgresql postgresql-contrib libxml2-utils)
+  # golang-go: `go tool pprof` reads lockprof's pprof files in the integration test.
+  packages+=(chromium postgresql postgresql-contrib libxml2-utils golang-go)
 fi
 
 missing=()
@@ -40,10 +44,11 @@ for p in "${packages[@]}"; do
 done
 
 # Multiarch libraries for the cross build (cmake/toolchain-aarch64.cmake); libxml2-dev because
-# the unit tests parse flamegraph SVGs. No gmock: no test uses it.
+# the unit tests parse flamegraph SVGs; libprotobuf-dev for the target's libprotobuf (protoc is
+# the host's). No gmock: no test uses it.
 arm64_packages=(libpfm4-dev:arm64 libfmt-dev:arm64 libboost-program-options-dev:arm64
                 libgtest-dev:arm64 libdw-dev:arm64 libelf-dev:arm64 libxml2-dev:arm64
-                zlib1g-dev:arm64)
+                zlib1g-dev:arm64 libprotobuf-dev:arm64)
 arm64_missing=()
 if [[ $want_cross == 1 ]]; then
   for p in "${arm64_packages[@]}"; do

@@ -17,6 +17,7 @@ const std::vector<Command>& commands() {
          list_locks_command},
         {"annotate", "re-render annotated disassembly and the explanation from saved samples",
          annotate_command},
+        {"convert", "write saved samples as pprof, folded stacks or a flamegraph", convert_command},
         {"events", "list event aliases and what they count on this CPU", events_command},
         {"doctor", "explain why counters are (un)available here and what to do", doctor_command},
         {"flamegraph", "render folded stacks as an interactive SVG flamegraph (or --diff two)",

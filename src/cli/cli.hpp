@@ -23,6 +23,7 @@ int main(int argc, char** argv);
 int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int list_locks_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int annotate_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+int convert_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int events_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int doctor_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);
 int flamegraph_command(const std::vector<std::string>& args, const std::vector<std::string>& argv);

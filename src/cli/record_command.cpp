@@ -21,6 +21,7 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
+#include "lockprof/record/pprof_profile.hpp"
 #include "lockprof/record/profile.hpp"
 #include "lockprof/record/recorder.hpp"
 #include "lockprof/report/record_report.hpp"
@@ -232,7 +233,8 @@ void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
             record::folded_stacks(result, images, profile, plan.stacks.instruction_leaf()),
             exporting::sampled_flamegraph_options(
                 "lockprof record", plan.target,
-                fmt::format("{} samples of {}", profile.samples, event), event)};
+                fmt::format("{} samples of {}", profile.samples, event), event),
+            [&] { return record::pprof_profile(result, images); }};
     });
 }
 

@@ -19,6 +19,7 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/analysis/attribution.hpp"
+#include "lockprof/analysis/pprof_profile.hpp"
 #include "lockprof/report/annotation_report.hpp"
 #include "lockprof/sampling/sampler.hpp"
 #include "lockprof/symbols/resolver.hpp"
@@ -135,7 +136,8 @@ class SamplingExtension : public RunExtension {
         stacks_.write([&] {
             return SampledStacks{
                 analysis::folded_stacks(*sampled_run_, *attribution, stacks_.instruction_leaf()),
-                analysis::flamegraph_options(*sampled_run_)};
+                analysis::flamegraph_options(*sampled_run_),
+                [&] { return analysis::pprof_profile(*sampled_run_); }};
         });
     }
 

@@ -21,10 +21,18 @@ std::string render_flamegraph(const SampledStacks& s) {
     return exporting::render_flamegraph_svg(s.stacks, s.labels);
 }
 
+std::string render_pprof(const SampledStacks& s) {
+    if (!s.profile) throw Error("pprof: this command has no raw samples to write");
+    return exporting::pprof::encode_pprof(s.profile());
+}
+
 // clang-format off
 constexpr std::array kStackOutputs{
     StackOutput{"folded", "folded stacks, one line per stack (docs/flamegraph.md)", render_folded},
     StackOutput{"flamegraph", "an interactive SVG flamegraph", render_flamegraph},
+    StackOutput{"pprof", "a gzip'd pprof profile at instruction addresses, with lock, "
+                "thread and process labels (go tool pprof FILE; docs/flamegraph.md)",
+                render_pprof, false},
 };
 // clang-format on
 
@@ -34,17 +42,21 @@ std::span<const StackOutput> stack_outputs() {
     return kStackOutputs;
 }
 
-StackOutputs::StackOutputs(std::string roots, std::string instruction_leaf_example)
-    : roots_(std::move(roots)), instruction_leaf_example_(std::move(instruction_leaf_example)) {}
+StackOutputs::StackOutputs(std::string roots, std::string instruction_leaf_example,
+                           bool implies_sample)
+    : roots_(std::move(roots)),
+      instruction_leaf_example_(std::move(instruction_leaf_example)),
+      implies_sample_(implies_sample) {}
 
 po::options_description StackOutputs::options() const {
     po::options_description o;
     std::string names;
     for (const auto& output : stack_outputs()) {
-        o.add_options()(
-            output.name, po::value<std::string>(),
-            fmt::format("write the samples as {}; implies --sample", output.help).c_str());
-        names += fmt::format("{}--{}", names.empty() ? "" : "/", output.name);
+        o.add_options()(output.name, po::value<std::string>(),
+                        fmt::format("write the samples as {}{}", output.help,
+                                    implies_sample_ ? "; implies --sample" : "")
+                            .c_str());
+        if (output.leaf) names += fmt::format("{}--{}", names.empty() ? "" : "/", output.name);
     }
     o.add_options()("leaf", po::value<std::string>()->default_value("function"),
                     fmt::format("leaf frames of {}: function, or instruction ({}); their root "

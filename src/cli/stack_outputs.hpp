@@ -14,20 +14,24 @@
 
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/export/folded.hpp"
+#include "lockprof/export/pprof.hpp"
 
 namespace lockprof::cli {
 
-// What every exporter renders from: the folded stacks, and the labels a graph shows (title,
-// subtitle, unit; exporting::sampled_flamegraph_options).
+// What every exporter renders from: the folded stacks, the labels a graph shows (title,
+// subtitle, unit; exporting::sampled_flamegraph_options), and the samples as a pprof profile
+// (instruction addresses, mappings, labels), built only when a row asks for it.
 struct SampledStacks {
     exporting::FoldedStacks stacks;
     exporting::SvgOptions labels;
+    std::function<exporting::pprof::Profile()> profile;
 };
 
 struct StackOutput {
     const char* name;  // the option, --NAME FILE
     const char* help;  // what FILE holds, completing "write the samples as ..."
     std::string (*render)(const SampledStacks&);
+    bool leaf = true;  // --leaf shapes its frames (folded stacks do; pprof keeps addresses)
 };
 
 // Every exporter, in the order they are written.
@@ -39,7 +43,10 @@ class StackOutputs {
   public:
     // For --help: what the stacks' root frames are ("the process name") and an instruction
     // leaf frame as this command's stacks show one ("sym+0x1c pause").
-    StackOutputs(std::string roots, std::string instruction_leaf_example);
+    // implies_sample: the command samples when an output is asked for (run, record), as
+    // opposed to reading saved samples (convert).
+    StackOutputs(std::string roots, std::string instruction_leaf_example,
+                 bool implies_sample = true);
 
     // Every row's --NAME FILE and --leaf, without a caption (add_options_of).
     boost::program_options::options_description options() const;
@@ -58,6 +65,7 @@ class StackOutputs {
 
   private:
     std::string roots_, instruction_leaf_example_;
+    bool implies_sample_ = true;
     bool instruction_leaf_ = false;
     std::vector<std::pair<const StackOutput*, std::string>> files_;  // row, path
 };

@@ -78,7 +78,7 @@ Images::Images(const RecordResult& result) {
         if (g.samples.empty()) continue;
         const auto& modules = g.modules ? *g.modules : kNone;
         images_.push_back(
-            {std::move(g.samples), !modules.empty(), symbols::SymbolResolver(modules)});
+            {std::move(g.samples), !modules.empty(), symbols::SymbolResolver(modules), &modules});
     }
 }
 

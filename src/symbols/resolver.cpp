@@ -231,13 +231,22 @@ std::vector<profiling::MappedModule> process_modules(pid_t pid) {
 
 namespace {
 
+// A source file DWARF names relative to the compilation directory (ccache's CCACHE_BASEDIR
+// makes the compiler see relative paths) as an absolute path, so tools that open the source
+// (pprof -list, -weblist) find it wherever they run.
+std::string absolute_source(const char* comp_dir, const char* file) {
+    if (!file) return {};
+    if (!comp_dir || !*comp_dir || file[0] == '/' || !*file) return file;
+    return (std::filesystem::path(comp_dir) / file).lexically_normal().string();
+}
+
 // DWARF line info: source file and line of `address`, {"", 0} without it.
 std::pair<std::string, int> line_of(Dwfl_Module* module, std::uint64_t address) {
     Dwfl_Line* line = dwfl_module_getsrc(module, address);
     if (!line) return {};
     int line_number = 0;
     const char* source = dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
-    return {source ? source : "", line_number};
+    return {absolute_source(dwfl_line_comp_dir(line), source), line_number};
 }
 
 }  // namespace
@@ -364,11 +373,46 @@ std::pair<std::string, int> SymbolResolver::source_line(std::uint64_t address) c
 
 std::vector<std::string> SymbolResolver::inlined_at(std::uint64_t address) const {
     std::vector<std::string> names;
+    for (auto& call : inlined_calls(address)) names.push_back(std::move(call.function));
+    return names;
+}
+
+namespace {
+
+// The file a DW_AT_call_file index names, in the line table of the unit holding `die`.
+std::string call_file_of(Dwarf_Die* die) {
+    Dwarf_Attribute attribute;
+    Dwarf_Word index = 0;
+    if (!dwarf_attr(die, DW_AT_call_file, &attribute) || dwarf_formudata(&attribute, &index) != 0)
+        return {};
+    Dwarf_Die cu;
+    if (!dwarf_diecu(die, &cu, nullptr, nullptr)) return {};
+    Dwarf_Files* files = nullptr;
+    std::size_t count = 0;
+    if (dwarf_getsrcfiles(&cu, &files, &count) != 0 || index >= count) return {};
+    Dwarf_Attribute comp_dir;
+    return absolute_source(dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &comp_dir)),
+                           dwarf_filesrc(files, index, nullptr, nullptr));
+}
+
+int call_line_of(Dwarf_Die* die) {
+    Dwarf_Attribute attribute;
+    Dwarf_Word line = 0;
+    if (!dwarf_attr(die, DW_AT_call_line, &attribute) || dwarf_formudata(&attribute, &line) != 0)
+        return 0;
+    return static_cast<int>(line);
+}
+
+}  // namespace
+
+std::vector<SymbolResolver::InlinedCall> SymbolResolver::inlined_calls(
+    std::uint64_t address) const {
+    std::vector<InlinedCall> calls;
     Dwfl_Module* module = impl_->module_at(address);
-    if (!module) return names;
+    if (!module) return calls;
     Dwarf_Addr bias = 0;
     Dwarf_Die* cu = dwfl_module_addrdie(module, address, &bias);
-    if (!cu) return names;
+    if (!cu) return calls;
     // dwarf_getscopes gives the innermost inlined instance and then its *abstract* scopes, not
     // the concrete ones around it; to climb the inline chain (try_lock inside lock inside
     // measured_loop) restart from each inlined instance with dwarf_getscopes_die, as
@@ -388,10 +432,9 @@ std::vector<std::string> SymbolResolver::inlined_at(std::uint64_t address) const
         if (dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attribute))
             linkage = dwarf_formstring(&attribute);
         const char* plain = dwarf_diename(&scopes[i]);
-        if (linkage)
-            names.push_back(demangle(linkage));
-        else if (plain)
-            names.emplace_back(plain);
+        if (linkage || plain)
+            calls.push_back({linkage ? demangle(linkage) : std::string(plain),
+                             call_file_of(&scopes[i]), call_line_of(&scopes[i])});
         Dwarf_Die instance = scopes[i];
         std::free(scopes);
         scopes = nullptr;
@@ -399,7 +442,7 @@ std::vector<std::string> SymbolResolver::inlined_at(std::uint64_t address) const
         i = 1;  // scopes[0] is the instance itself
     }
     std::free(scopes);
-    return names;
+    return calls;
 }
 
 }  // namespace lockprof::symbols

@@ -91,6 +91,8 @@ class Images {
         std::vector<const profiling::RawSample*> samples;
         bool has_modules = false;  // false: samples of processes never seen alive
         symbols::SymbolResolver resolver;
+        // The mappings the resolver was built from (one process's; empty without modules).
+        const std::vector<profiling::MappedModule>* modules = nullptr;
     };
     explicit Images(const RecordResult& result);
     const std::vector<Image>& all() const { return images_; }

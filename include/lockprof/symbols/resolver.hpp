@@ -69,6 +69,18 @@ class SymbolResolver {
     // "...TasLock<...>::lock(...)"). Empty without DWARF.
     std::vector<std::string> inlined_at(std::uint64_t address) const;
 
+    // The same inline chain with where each inlined copy was called from: for every function
+    // inlined at `address`, innermost first, its name and the file and line of the inlined call
+    // in the function around it (the next entry, or for the last the function that holds
+    // `address`, resolve()'s symbol). pprof's line records are built from it. Empty without
+    // DWARF.
+    struct InlinedCall {
+        std::string function;
+        std::string call_file;  // "" when DWARF does not say
+        int call_line = 0;
+    };
+    std::vector<InlinedCall> inlined_calls(std::uint64_t address) const;
+
     // Modules whose file no longer matches the build id recorded with the mapping: results
     // would be wrong, and callers should say so.
     const std::vector<std::string>& changed_modules() const { return changed_; }

@@ -46,6 +46,14 @@ SampledStacks two_stacks() {
     sampled.stacks.add({"main", "spin"}, 3);
     sampled.stacks.add({"main", "work"}, 1);
     sampled.labels.title = "lockprof record: test";
+    sampled.profile = [] {
+        exporting::pprof::Profile p;
+        p.sample_types = {{"samples", "count"}};
+        p.functions = {{1, "spin", "", "", 0}};
+        p.locations = {{1, 0, 0x1000, {{1, 0}}}};
+        p.samples = {{{1}, {3}, {}}};
+        return p;
+    };
     return sampled;
 }
 

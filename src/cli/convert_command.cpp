@@ -1,0 +1,72 @@
+// `lockprof convert SAMPLES --pprof FILE` (and --folded, --flamegraph): a saved sampled run's
+// raw samples (`--samples-out`) written in the stack-output formats a live run writes, through
+// the same table (stack_outputs.hpp), so a file converted later is the file the run would have
+// written.
+#include <iostream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "cli/arguments.hpp"
+#include "cli/binary_copies.hpp"
+#include "cli/cli.hpp"
+#include "cli/stack_outputs.hpp"
+#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/analysis/pprof_profile.hpp"
+#include "lockprof/common/error.hpp"
+#include "lockprof/report/json.hpp"
+
+namespace po = boost::program_options;
+
+namespace lockprof::cli {
+
+int convert_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
+    StackOutputs outputs("one per cell (tas/2t)", "sym+0x1c xchg", /*implies_sample=*/false);
+    po::options_description o("Options");
+    o.add_options()("help,h", "show this help");
+    o.add(outputs.options());
+    add_binary_option(o);
+    po::options_description operands;
+    operands.add_options()("file", po::value<std::string>());
+    po::positional_options_description positional;
+    positional.add("file", 1);
+    const auto vm = parse_arguments(args, o, "convert", operands, positional);
+    if (vm.count("help")) {
+        std::cout << "Usage: lockprof convert SAMPLES [--pprof FILE] [--folded FILE] "
+                     "[--flamegraph FILE]\n\n"
+                     "Writes the raw samples of a sampled run, saved with `lockprof --sample\n"
+                     "--samples-out SAMPLES`, as a pprof profile (`go tool pprof FILE`), folded\n"
+                     "stacks or an SVG flamegraph: the same files the run writes with the same\n"
+                     "options. The binaries that ran must still be there, or be given as copies\n"
+                     "with --binary.\n\n"
+                  << o;
+        return 0;
+    }
+    if (!vm.count("file"))
+        throw UsageError("convert: which samples? give the file written by --samples-out");
+    outputs.read(vm);
+    if (!outputs.any())
+        throw UsageError(
+            "convert: nothing to write; give --pprof FILE, --folded FILE or --flamegraph FILE");
+    const std::string file = vm["file"].as<std::string>();
+    workload::RunResult run = report::read_result(file);
+    use_binary_copies(vm, run);
+    if (!run.sampling || !analysis::has_raw_samples(run))
+        throw UsageError(fmt::format(
+            "'{}' holds no raw samples; record them with `lockprof --sample --samples-out "
+            "FILE` (--output leaves them out to keep result files small)",
+            file));
+    // Instruction leaves name the sampled instruction, which takes the annotation's
+    // disassembly; function leaves and pprof resolve symbols only.
+    analysis::Attribution attribution;
+    if (outputs.instruction_leaf()) attribution = analysis::attribute(run, {});
+    for (const auto& w : attribution.warnings) fmt::print(stderr, "warning: {}\n", w);
+    outputs.write([&] {
+        return SampledStacks{analysis::folded_stacks(run, attribution, outputs.instruction_leaf()),
+                             analysis::flamegraph_options(run),
+                             [&] { return analysis::pprof_profile(run); }};
+    });
+    return 0;
+}
+
+}  // namespace lockprof::cli
