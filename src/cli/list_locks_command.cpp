@@ -14,6 +14,7 @@
 #include "cli/cli.hpp"
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/files.hpp"
 #include "lockprof/report/text_table.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/workload/catalog.hpp"
@@ -208,7 +209,7 @@ int list_locks_command(const std::vector<std::string>& args, const std::vector<s
         // Under qemu-user, plain `objdump` is the host's and cannot read aarch64 code; on an
         // arm64 Debian host the triplet-named one is the native objdump anyway.
         if (objdump.empty() && arch::kArchName == "aarch64" &&
-            symbols::program_exists("aarch64-linux-gnu-objdump"))
+            program_exists("aarch64-linux-gnu-objdump"))
             objdump = "aarch64-linux-gnu-objdump";
         print_disassembly(selected, delay, objdump);
         return 0;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/files.hpp"
 
 namespace lockprof::sampling {
 
@@ -64,7 +65,7 @@ const CodeCache::Code& code_for(CodeCache& cache, const symbols::Disassembler& d
     if (auto it = cache.functions.find(key); it != cache.functions.end()) return it->second;
     CodeCache::Code code;
     if (const std::string objdump = disassembler.objdump_for(loc.module);
-        !symbols::program_exists(objdump)) {
+        !program_exists(objdump)) {
         code.missing_objdump = objdump;
         return cache.functions.emplace(key, std::move(code)).first->second;
     }

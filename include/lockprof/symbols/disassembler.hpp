@@ -51,9 +51,6 @@ std::vector<Instruction> parse_objdump(std::string_view output);
 // hosts, else objdump.
 std::string default_objdump(const std::filesystem::path& binary);
 
-// Whether `program` can be run (a path to an executable file, or a name found in PATH).
-bool program_exists(const std::string& program);
-
 class Disassembler {
   public:
     // `objdump`: program to run; "" picks default_objdump() per binary.
