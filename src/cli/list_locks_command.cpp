@@ -52,21 +52,6 @@ std::optional<std::uint64_t> load_bias_of(const void* code) {
     return search.bias;
 }
 
-// Atomic and exclusive instructions of an acquire path, as the flavours differ in them:
-// aarch64 LL/SC (ldxr/ldaxr, stxr/stlxr), LSE (swp*, cas*, ld<op>*), outline-atomics helper
-// calls (bl __aarch64_*), x86 xchg and lock-prefixed instructions.
-bool is_atomic(const symbols::Instruction& insn) {
-    const std::string& m = insn.mnemonic;
-    auto starts = [&](std::string_view p) { return m.rfind(p, 0) == 0; };
-    if (starts("ldx") || starts("ldax") || starts("stx") || starts("stlx")) return true;
-    if (starts("swp") || starts("cas") || starts("ldadd") || starts("ldclr") || starts("ldset") ||
-        starts("ldeor") || starts("ldsmax") || starts("ldsmin") || starts("ldumax") ||
-        starts("ldumin"))
-        return true;
-    if (m == "bl" && insn.reference.rfind("__aarch64_", 0) == 0) return true;
-    return starts("lock ") || m == "xchg" || starts("xchg");
-}
-
 struct AcquireCode {
     std::string symbol;  // demangled
     std::vector<symbols::Instruction> instructions;
@@ -125,7 +110,7 @@ void print_disassembly(const std::vector<const workload::RunnableLock*>& locks,
         const AcquireCode code = find_acquire_code(*lock, d, binary, functions, disassembler);
         std::string atomics;
         for (const auto& insn : code.instructions) {
-            if (!is_atomic(insn)) continue;
+            if (!insn.is_atomic()) continue;
             const std::string shown =
                 insn.mnemonic == "bl" ? "bl " + insn.reference : insn.mnemonic;
             if (atomics.find(shown) == std::string::npos)
@@ -146,7 +131,7 @@ void print_disassembly(const std::vector<const workload::RunnableLock*>& locks,
                 text += fmt::format(" <{}>", insn.reference.substr(plus));
             else if (!insn.reference.empty())
                 text += fmt::format(" <{}>", insn.reference);
-            std::cout << fmt::format("  {} {:>8x}:  {}\n", is_atomic(insn) ? "*" : " ",
+            std::cout << fmt::format("  {} {:>8x}:  {}\n", insn.is_atomic() ? "*" : " ",
                                      insn.address, text);
         }
         std::cout << "\n";

@@ -18,6 +18,7 @@
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/files.hpp"
+#include "lockprof/symbols/mnemonics.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 extern char** environ;
@@ -100,15 +101,12 @@ Captured capture(const std::vector<std::string>& argv) {
 }  // namespace
 
 bool Instruction::is_branch() const {
-    const std::string_view m = mnemonic;
-    if (m.empty()) return false;
-    // x86: jmp, jcc, loop*, and prefixed forms ("bnd jmp", "notrack jmp").
-    const std::string_view last =
-        m.substr(m.rfind(' ') == std::string_view::npos ? 0 : m.rfind(' ') + 1);
-    if (last[0] == 'j' || last.rfind("loop", 0) == 0) return true;
-    // aarch64: b, b.cond, bc.cond, cbz/cbnz, tbz/tbnz (bl is a call).
-    return last == "b" || last.rfind("b.", 0) == 0 || last.rfind("bc.", 0) == 0 || last == "cbz" ||
-           last == "cbnz" || last == "tbz" || last == "tbnz";
+    return classify_mnemonic(mnemonic) == InstructionClass::branch;
+}
+
+bool Instruction::is_atomic() const {
+    if (mnemonic == "bl") return is_outline_atomic_helper(reference);
+    return symbols::is_atomic(classify_mnemonic(mnemonic));
 }
 
 std::vector<Instruction> parse_objdump(std::string_view output) {

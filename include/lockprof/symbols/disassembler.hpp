@@ -28,7 +28,10 @@ struct Instruction {
     std::optional<std::uint64_t> branch_target;  // direct branches and calls
 
     std::string text() const { return operands.empty() ? mnemonic : mnemonic + " " + operands; }
-    bool is_branch() const;  // any direct or conditional jump (not calls)
+    bool is_branch() const;  // any direct or conditional jump (not calls): mnemonics.hpp
+    // An atomic read-modify-write (mnemonics.hpp's is_atomic) or a call to an outline-atomics
+    // helper ("bl __aarch64_swp4_acq").
+    bool is_atomic() const;
     bool is_backward_branch() const {
         return is_branch() && branch_target && *branch_target <= address;
     }
