@@ -182,14 +182,8 @@ int list_locks_command(const std::vector<std::string>& args, const std::vector<s
             throw UsageError(fmt::format(
                 "list-locks: unknown lock '{}'; `lockprof list-locks` lists them", wanted));
         std::optional<arch::Delay> delay;
-        if (vm.count("delay")) {
-            const std::string name = vm["delay"].as<std::string>();
-            for (auto d : arch::kAllDelays)
-                if (arch::delay_name(d) == name) delay = d;
-            if (!delay)
-                throw UsageError(fmt::format(
-                    "list-locks: unknown delay '{}'; use none, pause, yield, isb or wfe", name));
-        }
+        if (vm.count("delay"))
+            delay = arch::parse_delay(vm["delay"].as<std::string>(), "list-locks --delay");
         std::string objdump = vm.count("objdump") ? vm["objdump"].as<std::string>() : "";
         // Under qemu-user, plain `objdump` is the host's and cannot read aarch64 code; on an
         // arm64 Debian host the triplet-named one is the native objdump anyway.
