@@ -11,8 +11,6 @@ namespace lockprof::report {
 
 using nlohmann::json;
 
-namespace {
-
 json spread_json(const analysis::Spread& s) {
     return {{"median", s.median},
             {"min", s.min},
@@ -20,8 +18,6 @@ json spread_json(const analysis::Spread& s) {
             {"relative_spread", s.relative_spread()},
             {"trials", s.values}};
 }
-
-}  // namespace
 
 json provenance_json(const workload::Provenance& p) {
     return {{"lockprof_version", p.lockprof_version},
