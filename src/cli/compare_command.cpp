@@ -16,6 +16,7 @@
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/run_report.hpp"
 #include "lockprof/report/text_table.hpp"
+#include "lockprof/workload/provenance.hpp"
 
 namespace po = boost::program_options;
 
@@ -34,9 +35,10 @@ struct Compared {
 
 std::string describe(const workload::RunResult& run) {
     const auto& p = run.provenance;
+    const std::string_view lse = workload::lse_label(p);
     return fmt::format("lockprof {} on {}{}{}, {} {}{}, kernel {}, {} trial{}, {}",
                        p.lockprof_version, p.cpu_model.empty() ? p.arch : p.cpu_model,
-                       p.arch == "aarch64" ? (p.lse ? " (LSE)" : " (no LSE)") : "",
+                       lse.empty() ? "" : fmt::format(" ({})", lse),
                        p.vm_hint.empty() ? "" : ", VM " + p.vm_hint, p.compiler, p.build_type,
                        p.assertions ? ", ASSERTIONS ON" : "", p.kernel, run.spec.trials,
                        run.spec.trials == 1 ? "" : "s", p.timestamp_utc);

@@ -7,6 +7,7 @@
 
 #include "lockprof/common/parse.hpp"
 #include "lockprof/report/text_table.hpp"
+#include "lockprof/workload/provenance.hpp"
 
 namespace lockprof::report {
 
@@ -108,10 +109,11 @@ std::string partial_concurrency_note(const analysis::CellSummary& s) {
 std::string render_table(const workload::RunResult& run,
                          const std::vector<analysis::CellSummary>& summaries) {
     const auto& p = run.provenance;
+    const std::string_view lse = workload::lse_label(p);
     std::string out;
     out += fmt::format("lockprof {} ({}) on {} {}, {} CPUs{}{}\n", p.lockprof_version,
                        p.git_revision, p.arch, p.cpu_model, p.logical_cpus,
-                       p.arch == "aarch64" ? (p.lse ? ", LSE" : ", no LSE") : "",
+                       lse.empty() ? "" : fmt::format(", {}", lse),
                        p.vm_hint.empty() ? "" : ", VM: " + p.vm_hint);
     out +=
         fmt::format("build: {} {}{}; kernel {}\n", p.compiler, p.build_type,

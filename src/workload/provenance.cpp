@@ -48,6 +48,16 @@ bool virtual_dmi(const std::string& vendor, const std::string& product) {
 
 }  // namespace
 
+std::optional<bool> lse_atomics(const Provenance& p) {
+    if (p.arch != "aarch64") return std::nullopt;
+    return p.lse;
+}
+
+std::string_view lse_label(const Provenance& p) {
+    const auto lse = lse_atomics(p);
+    return !lse ? "" : *lse ? "LSE" : "no LSE";
+}
+
 std::string detect_virtualisation(const std::filesystem::path& root) {
     const auto dmi = root / "sys/class/dmi/id";
     const std::string vendor = read_first_line(dmi / "sys_vendor");
