@@ -409,7 +409,8 @@ std::string instruction_table(const sampling::HotFunction& f, const HtmlReportOp
                      [](auto* a, auto* b) { return a->share > b->share; });
     std::vector<const sampling::AnnotatedInstruction*> kept;
     for (auto* i : rows)
-        if ((i->in_acquire_loop || i->share >= 0.005) && kept.size() < options.max_instructions)
+        if ((i->in_acquire_loop || i->share >= sampling::kListingShare) &&
+            kept.size() < options.max_instructions)
             kept.push_back(i);
     std::sort(kept.begin(), kept.end(),
               [](auto* a, auto* b) { return a->instruction.address < b->instruction.address; });
