@@ -13,9 +13,9 @@
 namespace lockprof::analysis {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
+using symbols::class_description;
+using symbols::classify_mnemonic;
+using symbols::InstructionClass;
 
 std::string percent(double share) {
     return fmt::format("{:.0f}%", share * 100);
@@ -88,7 +88,7 @@ const InstructionShare* hottest(const CellEvidence& cell) {
 
 bool loop_has(const CellEvidence& cell, InstructionClass c) {
     for (const auto& m : cell.acquire_loop_mnemonics)
-        if (classify_instruction(m) == c) return true;
+        if (classify_mnemonic(m) == c) return true;
     return false;
 }
 
@@ -102,12 +102,12 @@ bool is_costly(InstructionClass c) {
 std::string lse_mnemonic(const CellEvidence& cell) {
     const InstructionShare* best = nullptr;
     for (const auto& i : cell.instructions)
-        if (classify_instruction(i.mnemonic) == InstructionClass::lse_atomic &&
+        if (classify_mnemonic(i.mnemonic) == InstructionClass::lse_atomic &&
             (!best || i.share > best->share))
             best = &i;
     if (best) return best->mnemonic;
     for (const auto& m : cell.acquire_loop_mnemonics)
-        if (classify_instruction(m) == InstructionClass::lse_atomic) return m;
+        if (classify_mnemonic(m) == InstructionClass::lse_atomic) return m;
     return "";
 }
 
@@ -116,7 +116,7 @@ bool executes_lse(const CellEvidence& cell, const ExplainThresholds& t) {
     if (cell.samples < t.min_samples) return false;
     bool lse = false, exclusive = false;
     for (const auto& i : cell.instructions) {
-        const auto c = classify_instruction(i.mnemonic);
+        const auto c = classify_mnemonic(i.mnemonic);
         lse |= c == InstructionClass::lse_atomic;
         exclusive |=
             c == InstructionClass::store_exclusive || c == InstructionClass::load_exclusive;
@@ -129,7 +129,7 @@ bool executes_exclusives(const CellEvidence& cell) {
     if (cell.flavour == "llsc") return true;
     if (loop_has(cell, InstructionClass::store_exclusive)) return true;
     return std::any_of(cell.instructions.begin(), cell.instructions.end(), [](const auto& i) {
-        return classify_instruction(i.mnemonic) == InstructionClass::store_exclusive;
+        return classify_mnemonic(i.mnemonic) == InstructionClass::store_exclusive;
     });
 }
 
@@ -223,18 +223,19 @@ std::string hot_instruction_claim(const CellEvidence& cell, const CellEvidence& 
                                   const ExplainThresholds& t, std::set<std::string>& cited) {
     const InstructionShare* top = hottest(cell);
     if (!top || top->share < t.dominant_share) return "";
-    const auto c = classify_instruction(top->mnemonic);
+    const auto c = classify_mnemonic(top->mnemonic);
     std::string text;
     if (c == InstructionClass::branch && loop_has(cell, InstructionClass::load_exclusive))
         text = fmt::format("{}: {} of samples on the branch after the load-exclusive ({})",
                            cell.lock, percent(top->share), top->mnemonic);
-    else if (c == InstructionClass::other || c == InstructionClass::branch)
+    else if (c == InstructionClass::other || c == InstructionClass::branch ||
+             c == InstructionClass::barrier)
         text = fmt::format("{}: {} of samples on {}{}", cell.lock, percent(top->share),
                            top->mnemonic, top->in_acquire_loop ? " in its acquire loop" : "");
     else
         text = fmt::format("{}: {} of samples on {} ({})", cell.lock, percent(top->share),
                            class_description(c), top->mnemonic);
-    const auto previous = classify_instruction(top->previous_mnemonic);
+    const auto previous = classify_mnemonic(top->previous_mnemonic);
     if (!cell.precise && !is_costly(c) && is_costly(previous))
         text += fmt::format(", right after {} ({}): with skid the cost is most likely there",
                             class_description(previous), top->previous_mnemonic);
@@ -448,50 +449,6 @@ const std::vector<Rule>& rules() {
 }
 
 }  // namespace
-
-InstructionClass classify_instruction(std::string_view m) {
-    if (m.empty()) return InstructionClass::other;
-    // aarch64 exclusives: ldxr ldaxr ldxrb ldxp... / stxr stlxr stxrb stlxp...
-    if ((starts_with(m, "ldxr") || starts_with(m, "ldaxr") || starts_with(m, "ldxp") ||
-         starts_with(m, "ldaxp")))
-        return InstructionClass::load_exclusive;
-    if ((starts_with(m, "stxr") || starts_with(m, "stlxr") || starts_with(m, "stxp") ||
-         starts_with(m, "stlxp")))
-        return InstructionClass::store_exclusive;
-    static constexpr std::string_view kLse[] = {"swp",   "cas",    "ldadd",  "ldclr",  "ldeor",
-                                                "ldset", "ldsmax", "ldsmin", "ldumax", "ldumin",
-                                                "stadd", "stset",  "stclr",  "steor"};
-    for (auto prefix : kLse)
-        if (starts_with(m, prefix)) return InstructionClass::lse_atomic;
-    if (starts_with(m, "lock ") || starts_with(m, "xchg")) return InstructionClass::locked_rmw;
-    if (m == "pause" || m == "yield" || m == "isb" || m == "wfe" || starts_with(m, "isb"))
-        return InstructionClass::delay;
-    // x86 jumps; aarch64 b, b.cond, cbz/cbnz, tbz/tbnz.
-    if ((m[0] == 'j') || m == "b" || starts_with(m, "b.") || starts_with(m, "cbz") ||
-        starts_with(m, "cbnz") || starts_with(m, "tbz") || starts_with(m, "tbnz"))
-        return InstructionClass::branch;
-    return InstructionClass::other;
-}
-
-std::string_view class_description(InstructionClass c) {
-    switch (c) {
-        case InstructionClass::store_exclusive:
-            return "the store-exclusive";
-        case InstructionClass::load_exclusive:
-            return "the load-exclusive";
-        case InstructionClass::lse_atomic:
-            return "the LSE atomic";
-        case InstructionClass::locked_rmw:
-            return "the locked read-modify-write";
-        case InstructionClass::delay:
-            return "the spin-delay instruction";
-        case InstructionClass::branch:
-            return "the branch";
-        case InstructionClass::other:
-            return "an ordinary instruction";
-    }
-    return "";
-}
 
 std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summaries) {
     std::vector<CellEvidence> out;

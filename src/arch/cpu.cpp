@@ -12,6 +12,12 @@
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/error.hpp"
+#include "lockprof/common/parse.hpp"
 
 namespace lockprof::arch {
 namespace {
@@ -44,6 +50,21 @@ unsigned parse_number(const std::string& text) {
 #endif
 
 }  // namespace
+
+Delay parse_delay(std::string_view name, std::string_view where) {
+    std::vector<std::string> names;
+    for (auto d : kAllDelays) {
+        if (delay_name(d) == name) return d;
+        names.emplace_back(delay_name(d));
+    }
+    const std::string suggestion = did_you_mean(name, names);
+    std::string choices;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        choices += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    throw UsageError(fmt::format(
+        "{}: unknown policy '{}'{}; choose {}", where, name,
+        suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion), choices));
+}
 
 std::string arm_part_name(unsigned implementer, unsigned part) {
     struct Part {

@@ -14,7 +14,9 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/report/json.hpp"
+#include "lockprof/report/run_report.hpp"
 #include "lockprof/report/text_table.hpp"
+#include "lockprof/workload/provenance.hpp"
 
 namespace po = boost::program_options;
 
@@ -33,9 +35,10 @@ struct Compared {
 
 std::string describe(const workload::RunResult& run) {
     const auto& p = run.provenance;
+    const std::string_view lse = workload::lse_label(p);
     return fmt::format("lockprof {} on {}{}{}, {} {}{}, kernel {}, {} trial{}, {}",
                        p.lockprof_version, p.cpu_model.empty() ? p.arch : p.cpu_model,
-                       p.arch == "aarch64" ? (p.lse ? " (LSE)" : " (no LSE)") : "",
+                       lse.empty() ? "" : fmt::format(" ({})", lse),
                        p.vm_hint.empty() ? "" : ", VM " + p.vm_hint, p.compiler, p.build_type,
                        p.assertions ? ", ASSERTIONS ON" : "", p.kernel, run.spec.trials,
                        run.spec.trials == 1 ? "" : "s", p.timestamp_utc);
@@ -129,14 +132,6 @@ std::string render_markdown(const Loaded& base, const std::vector<Compared>& all
     return out + "_" + test_statement(options) + "_\n";
 }
 
-nlohmann::json spread_json(const analysis::Spread& s) {
-    return {{"median", s.median},
-            {"min", s.min},
-            {"max", s.max},
-            {"relative_spread", s.relative_spread()},
-            {"trials", s.values}};
-}
-
 std::string render_json(const Loaded& base, const std::vector<Compared>& all,
                         const analysis::CompareOptions& options) {
     using nlohmann::json;
@@ -172,8 +167,8 @@ std::string render_json(const Loaded& base, const std::vector<Compared>& all,
                 interval = {{"low", cell.interval->low}, {"high", cell.interval->high}};
             entry["cells"].push_back({{"lock", cell.lock},
                                       {"threads", cell.threads},
-                                      {"base", spread_json(cell.base)},
-                                      {"new", spread_json(cell.other)},
+                                      {"base", report::spread_json(cell.base)},
+                                      {"new", report::spread_json(cell.other)},
                                       {"ratio", cell.ratio},
                                       {"interval", interval},
                                       {"verdict", analysis::verdict_name(cell.verdict)}});
@@ -183,34 +178,27 @@ std::string render_json(const Loaded& base, const std::vector<Compared>& all,
     return doc.dump(2) + "\n";
 }
 
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return q + "\"";
-}
-
 std::string render_csv(const std::vector<Compared>& all) {
     std::string out =
         "new_file,lock,threads,base_median,base_min,base_max,base_trials,new_median,new_min,"
         "new_max,new_trials,ratio,interval_low,interval_high,verdict\n";
     for (const auto& c : all) {
-        const std::string file = csv_field(c.other->file);
+        const std::string file = report::csv_field(c.other->file);
         for (const auto& cell : c.comparison.cells)
             out += fmt::format(
                 "{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{},{:.6f},{},{},{}\n", file,
-                csv_field(cell.lock), cell.threads, cell.base.median, cell.base.min, cell.base.max,
-                cell.base.values.size(), cell.other.median, cell.other.min, cell.other.max,
-                cell.other.values.size(), cell.ratio,
+                report::csv_field(cell.lock), cell.threads, cell.base.median, cell.base.min,
+                cell.base.max, cell.base.values.size(), cell.other.median, cell.other.min,
+                cell.other.max, cell.other.values.size(), cell.ratio,
                 cell.interval ? fmt::format("{:.6f}", cell.interval->low) : "",
                 cell.interval ? fmt::format("{:.6f}", cell.interval->high) : "",
                 analysis::verdict_name(cell.verdict));
         // Mismatched cells stay in the data, so a script sees them too.
         for (const auto& m : c.comparison.only_in_base)
-            out += fmt::format("{},{},{},,,,,,,,,,,,only in base\n", file, csv_field(m.lock),
-                               m.threads);
+            out += fmt::format("{},{},{},,,,,,,,,,,,only in base\n", file,
+                               report::csv_field(m.lock), m.threads);
         for (const auto& m : c.comparison.only_in_other)
-            out += fmt::format("{},{},{},,,,,,,,,,,,only in new\n", file, csv_field(m.lock),
+            out += fmt::format("{},{},{},,,,,,,,,,,,only in new\n", file, report::csv_field(m.lock),
                                m.threads);
     }
     return out;

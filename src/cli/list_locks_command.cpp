@@ -1,9 +1,6 @@
 // `lockprof list-locks`: every runnable lock with its flavour, delay policies and description;
 // with --disasm, the machine code of each lock's acquire path per ISA flavour.
-#include <link.h>
-
 #include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -14,8 +11,10 @@
 #include "cli/cli.hpp"
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/files.hpp"
 #include "lockprof/report/text_table.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "lockprof/symbols/resolver.hpp"
 #include "lockprof/workload/catalog.hpp"
 
 namespace po = boost::program_options;
@@ -23,96 +22,29 @@ namespace po = boost::program_options;
 namespace lockprof::cli {
 namespace {
 
-// The load bias of the object holding `code` in this process (0 for a non-PIE executable), so a
-// function pointer can be turned into the file address objdump and the symbol table use.
-std::optional<std::uint64_t> load_bias_of(const void* code) {
-    struct Search {
-        std::uintptr_t address;
-        std::optional<std::uint64_t> bias;
-        bool main_program = false;
-    } search{reinterpret_cast<std::uintptr_t>(code), std::nullopt};
-    dl_iterate_phdr(
-        [](dl_phdr_info* info, std::size_t, void* data) {
-            auto& s = *static_cast<Search*>(data);
-            for (int i = 0; i < info->dlpi_phnum; ++i) {
-                const auto& ph = info->dlpi_phdr[i];
-                const std::uintptr_t start = info->dlpi_addr + ph.p_vaddr;
-                if (ph.p_type == PT_LOAD && s.address >= start && s.address < start + ph.p_memsz) {
-                    s.bias = info->dlpi_addr;
-                    s.main_program = info->dlpi_name == nullptr || info->dlpi_name[0] == '\0';
-                    return 1;
-                }
-            }
-            return 0;
-        },
-        &search);
-    // The kernels are linked into the executable; anything else means a build we do not know.
-    if (!search.main_program) return std::nullopt;
-    return search.bias;
-}
-
-// Atomic and exclusive instructions of an acquire path, as the flavours differ in them:
-// aarch64 LL/SC (ldxr/ldaxr, stxr/stlxr), LSE (swp*, cas*, ld<op>*), outline-atomics helper
-// calls (bl __aarch64_*), x86 xchg and lock-prefixed instructions.
-bool is_atomic(const symbols::Instruction& insn) {
-    const std::string& m = insn.mnemonic;
-    auto starts = [&](std::string_view p) { return m.rfind(p, 0) == 0; };
-    if (starts("ldx") || starts("ldax") || starts("stx") || starts("stlx")) return true;
-    if (starts("swp") || starts("cas") || starts("ldadd") || starts("ldclr") || starts("ldset") ||
-        starts("ldeor") || starts("ldsmax") || starts("ldsmin") || starts("ldumax") ||
-        starts("ldumin"))
-        return true;
-    if (m == "bl" && insn.reference.rfind("__aarch64_", 0) == 0) return true;
-    return starts("lock ") || m == "xchg" || starts("xchg");
-}
-
 struct AcquireCode {
     std::string symbol;  // demangled
     std::vector<symbols::Instruction> instructions;
 };
 
 // The out-of-line acquire path (workload::acquire_probe, see workload/loop.hpp) of `lock` with
-// `delay`, found through its measured_loop's symbol: the probe is the same lock type in the
-// same flavour namespace, so no lock-name-to-type table is needed.
+// `delay`: the kernel keeps its address, the resolver names its symbol, module and extent.
 AcquireCode find_acquire_code(const workload::RunnableLock& lock, arch::Delay delay,
-                              const std::filesystem::path& binary,
-                              const std::vector<symbols::FunctionCode>& functions,
+                              const symbols::SymbolResolver& resolver,
                               const symbols::Disassembler& disassembler) {
-    const auto loop = lock.kernel(delay, false).run_loop;
-    const void* code = reinterpret_cast<const void*>(loop);
-    const auto bias = load_bias_of(code);
-    if (!bias)
-        throw Error(fmt::format("{}: its kernels are not in the main executable", lock.name));
-    const std::uint64_t file_address = reinterpret_cast<std::uintptr_t>(code) - *bias;
-    const auto loop_fn = std::find_if(functions.begin(), functions.end(), [&](const auto& f) {
-        return file_address >= f.address && file_address < f.address + f.size;
-    });
-    constexpr std::string_view kLoop = "measured_loop<", kLoopEnd = ", false>(";
-    const std::size_t at =
-        loop_fn == functions.end() ? std::string::npos : loop_fn->name.find(kLoop);
-    const std::size_t end = at == std::string::npos ? at : loop_fn->name.rfind(kLoopEnd);
-    if (end == std::string::npos || end < at)
+    const auto address = reinterpret_cast<std::uintptr_t>(lock.kernel(delay, false).acquire_probe);
+    const symbols::Location at = resolver.resolve(address);
+    if (!at.has_symbol() || at.symbol_size == 0)
         throw Error(
-            fmt::format("{}: no symbol for its measured loop in '{}'; was the binary stripped?",
-                        lock.name, binary.string()));
-    const std::string& loop_name = loop_fn->name;
-    const std::string lock_type = loop_name.substr(at + kLoop.size(), end - at - kLoop.size());
-    const std::string probe = loop_name.substr(0, at) + "acquire_probe<" + lock_type;
-    for (const auto& f : functions) {
-        if (f.name.compare(0, probe.size(), probe) != 0) continue;
-        const std::string_view rest = std::string_view(f.name).substr(probe.size());
-        if (rest.rfind(">(", 0) != 0 && rest.rfind(" >(", 0) != 0) continue;
-        return {f.name, disassembler.disassemble(binary, f.address, f.address + f.size)};
-    }
-    throw Error(fmt::format("{}: no acquire_probe symbol for {} in '{}'", lock.name, lock_type,
-                            binary.string()));
+            fmt::format("{}: no symbol for its acquire path in '{}'; was the binary stripped?",
+                        lock.name, at.module.empty() ? "this process" : at.module));
+    const std::uint64_t start = at.file_address(at.symbol_start);
+    return {at.symbol, disassembler.disassemble(at.module, start, start + at.symbol_size)};
 }
 
 void print_disassembly(const std::vector<const workload::RunnableLock*>& locks,
                        std::optional<arch::Delay> delay, const std::string& objdump) {
-    // The running executable: under qemu-user /proc/self/exe reads back as the guest binary.
-    const std::filesystem::path binary = std::filesystem::read_symlink("/proc/self/exe");
-    const auto functions = symbols::function_symbols(binary);
+    const auto resolver = symbols::SymbolResolver::for_process();
     const symbols::Disassembler disassembler(objdump);
     for (const auto* lock : locks) {
         const arch::Delay d = delay.value_or(lock->default_delay());
@@ -121,10 +53,10 @@ void print_disassembly(const std::vector<const workload::RunnableLock*>& locks,
                                      arch::delay_name(d));
             continue;
         }
-        const AcquireCode code = find_acquire_code(*lock, d, binary, functions, disassembler);
+        const AcquireCode code = find_acquire_code(*lock, d, resolver, disassembler);
         std::string atomics;
         for (const auto& insn : code.instructions) {
-            if (!is_atomic(insn)) continue;
+            if (!insn.is_atomic()) continue;
             const std::string shown =
                 insn.mnemonic == "bl" ? "bl " + insn.reference : insn.mnemonic;
             if (atomics.find(shown) == std::string::npos)
@@ -145,7 +77,7 @@ void print_disassembly(const std::vector<const workload::RunnableLock*>& locks,
                 text += fmt::format(" <{}>", insn.reference.substr(plus));
             else if (!insn.reference.empty())
                 text += fmt::format(" <{}>", insn.reference);
-            std::cout << fmt::format("  {} {:>8x}:  {}\n", is_atomic(insn) ? "*" : " ",
+            std::cout << fmt::format("  {} {:>8x}:  {}\n", insn.is_atomic() ? "*" : " ",
                                      insn.address, text);
         }
         std::cout << "\n";
@@ -196,19 +128,13 @@ int list_locks_command(const std::vector<std::string>& args, const std::vector<s
             throw UsageError(fmt::format(
                 "list-locks: unknown lock '{}'; `lockprof list-locks` lists them", wanted));
         std::optional<arch::Delay> delay;
-        if (vm.count("delay")) {
-            const std::string name = vm["delay"].as<std::string>();
-            for (auto d : arch::kAllDelays)
-                if (arch::delay_name(d) == name) delay = d;
-            if (!delay)
-                throw UsageError(fmt::format(
-                    "list-locks: unknown delay '{}'; use none, pause, yield, isb or wfe", name));
-        }
+        if (vm.count("delay"))
+            delay = arch::parse_delay(vm["delay"].as<std::string>(), "list-locks --delay");
         std::string objdump = vm.count("objdump") ? vm["objdump"].as<std::string>() : "";
         // Under qemu-user, plain `objdump` is the host's and cannot read aarch64 code; on an
         // arm64 Debian host the triplet-named one is the native objdump anyway.
         if (objdump.empty() && arch::kArchName == "aarch64" &&
-            symbols::program_exists("aarch64-linux-gnu-objdump"))
+            program_exists("aarch64-linux-gnu-objdump"))
             objdump = "aarch64-linux-gnu-objdump";
         print_disassembly(selected, delay, objdump);
         return 0;

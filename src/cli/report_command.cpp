@@ -11,6 +11,7 @@
 #include "cli/cli.hpp"
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/files.hpp"
 #include "lockprof/report/html_report.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/plot.hpp"
@@ -59,7 +60,7 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     sampling::AnnotateOptions annotate;
     if (vm.count("objdump")) {
         annotate.objdump = vm["objdump"].as<std::string>();
-        if (!symbols::program_exists(annotate.objdump))
+        if (!program_exists(annotate.objdump))
             throw UsageError(fmt::format(
                 "--objdump: '{}' is not an executable program; install binutils or give the "
                 "path of one",

@@ -165,15 +165,7 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
     else if (data != "separate")
         throw UsageError(
             fmt::format("--data: unknown placement '{}'; choose same-line or separate", data));
-    if (vm.count("delay")) {
-        const std::string name = vm["delay"].as<std::string>();
-        bool found = false;
-        for (auto d : arch::kAllDelays)
-            if (arch::delay_name(d) == name) spec.delay = d, found = true;
-        if (!found)
-            throw UsageError(fmt::format(
-                "--delay: unknown policy '{}'; choose none, pause, yield, isb or wfe", name));
-    }
+    if (vm.count("delay")) spec.delay = arch::parse_delay(vm["delay"].as<std::string>(), "--delay");
     const std::string pin = vm["pin"].as<std::string>();
     if (pin == "none")
         spec.pin.mode = workload::PinMode::none;

@@ -6,6 +6,7 @@
 
 #include "cli/stack_outputs.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/files.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 
@@ -84,7 +85,7 @@ SamplingOptions::Annotation SamplingOptions::annotation(const po::variables_map&
     annotation.options.top_functions = std::max(3u, annotation.listed);
     if (vm.count("objdump")) {
         annotation.options.objdump = vm["objdump"].as<std::string>();
-        if (!symbols::program_exists(annotation.options.objdump))
+        if (!program_exists(annotation.options.objdump))
             throw UsageError(fmt::format(
                 "--objdump: '{}' is not an executable program; install binutils or give the "
                 "path of one",

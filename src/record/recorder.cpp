@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -17,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "lockprof/common/files.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/sampling/task_sampler.hpp"
@@ -30,13 +30,6 @@ using Clock = std::chrono::steady_clock;
 // File mappings are re-read this often (a process may dlopen), and whenever a process is
 // first seen; samples are resolved against the last snapshot taken while it was alive.
 constexpr auto kModuleRefresh = std::chrono::milliseconds(200);
-
-std::string read_all(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 // The executable lines of a /proc/PID/maps text: what symbols resolve against. Data
 // mappings come and go (PostgreSQL's dynamic shared memory segments) without changing that.

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/files.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/pmu/events.hpp"
 
@@ -25,13 +26,6 @@ std::optional<long> to_number(std::string_view text) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
     return value;
-}
-
-std::string first_line(const fs::path& path) {
-    std::ifstream in(path);
-    std::string line;
-    std::getline(in, line);
-    return line;
 }
 
 // The value of "Key:" in a /proc status file, "" when absent.

@@ -12,6 +12,7 @@
 #include "lockprof/report/plot.hpp"
 #include "lockprof/report/run_report.hpp"
 #include "lockprof/report/text_table.hpp"
+#include "lockprof/workload/provenance.hpp"
 
 namespace lockprof::report {
 
@@ -101,8 +102,9 @@ std::string provenance_block(const workload::RunResult& run,
                            p.cpu_vendor.empty() ? "" : " (" + p.cpu_vendor + ")", p.logical_cpus));
     out += provenance_row("architecture", p.arch);
     if (!p.midr.empty()) out += provenance_row("MIDR", p.midr);
-    out += provenance_row("LSE atomics", p.arch == "aarch64" ? (p.lse ? "yes" : "no")
-                                                             : "not applicable (" + p.arch + ")");
+    const auto lse = workload::lse_atomics(p);
+    out += provenance_row("LSE atomics",
+                          lse ? (*lse ? "yes" : "no") : "not applicable (" + p.arch + ")");
     if (p.arch == "aarch64") out += provenance_row("SPE", p.spe ? "yes" : "no");
     out += provenance_row("VM hint", p.vm_hint.empty() ? "none detected" : p.vm_hint,
                           !p.vm_hint.empty());
@@ -407,7 +409,8 @@ std::string instruction_table(const sampling::HotFunction& f, const HtmlReportOp
                      [](auto* a, auto* b) { return a->share > b->share; });
     std::vector<const sampling::AnnotatedInstruction*> kept;
     for (auto* i : rows)
-        if ((i->in_acquire_loop || i->share >= 0.005) && kept.size() < options.max_instructions)
+        if ((i->in_acquire_loop || i->share >= sampling::kListingShare) &&
+            kept.size() < options.max_instructions)
             kept.push_back(i);
     std::sort(kept.begin(), kept.end(),
               [](auto* a, auto* b) { return a->instruction.address < b->instruction.address; });

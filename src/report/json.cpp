@@ -11,8 +11,6 @@ namespace lockprof::report {
 
 using nlohmann::json;
 
-namespace {
-
 json spread_json(const analysis::Spread& s) {
     return {{"median", s.median},
             {"min", s.min},
@@ -20,8 +18,6 @@ json spread_json(const analysis::Spread& s) {
             {"relative_spread", s.relative_spread()},
             {"trials", s.values}};
 }
-
-}  // namespace
 
 json provenance_json(const workload::Provenance& p) {
     return {{"lockprof_version", p.lockprof_version},
@@ -305,12 +301,8 @@ workload::RunResult result_from_json(const json& doc) {
     if (!c.at("duration_ns").is_null()) s.duration_ns = c.at("duration_ns").get<std::uint64_t>();
     if (!c.at("acquires_per_thread").is_null())
         s.acquires_per_thread = c.at("acquires_per_thread").get<std::uint64_t>();
-    auto delay_of = [](const std::string& name) {
-        for (auto d : arch::kAllDelays)
-            if (arch::delay_name(d) == name) return d;
-        throw UsageError(fmt::format("unknown delay policy '{}' in result", name));
-    };
-    if (!c.at("delay").is_null()) s.delay = delay_of(c.at("delay"));
+    if (!c.at("delay").is_null())
+        s.delay = arch::parse_delay(c.at("delay").get<std::string>(), "delay in result");
     if (c.contains("pin")) {  // compare warns when two runs were pinned differently
         const auto& pin = c.at("pin");
         const std::string mode = pin.at("mode");
@@ -336,7 +328,7 @@ workload::RunResult result_from_json(const json& doc) {
         cell.lock = jc.at("lock");
         cell.algorithm = jc.at("algorithm");
         cell.flavour = jc.at("flavour");
-        cell.delay = delay_of(jc.at("delay"));
+        cell.delay = arch::parse_delay(jc.at("delay").get<std::string>(), "delay in result");
         cell.threads = jc.at("threads");
         cell.complete = jc.at("complete");
         cell.overlaps = jc.value("overlaps", std::uint64_t{0});  // older files lack it

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "lockprof/workload/provenance.hpp"
+
 namespace lockprof::report {
 
 namespace {
@@ -381,12 +383,12 @@ PlotSpec scalability_plot(const workload::RunResult& run,
         "Throughput vs threads", "acquires/s (all threads)", "acquires/s");
     spec.id = "plot-scalability";
     const auto& p = run.provenance;
-    spec.subtitle = fmt::format("{}{}{}; {} {}{}; median of {} trial{}, bars: min\u2013max",
-                                p.cpu_model.empty() ? p.arch : p.cpu_model,
-                                p.arch == "aarch64" ? (p.lse ? ", LSE" : ", no LSE") : "",
-                                p.vm_hint.empty() ? "" : ", VM " + p.vm_hint, p.compiler,
-                                p.build_type, p.assertions ? ", ASSERTIONS ON" : "",
-                                run.spec.trials, run.spec.trials == 1 ? "" : "s");
+    const std::string_view lse = workload::lse_label(p);
+    spec.subtitle = fmt::format(
+        "{}{}{}; {} {}{}; median of {} trial{}, bars: min\u2013max",
+        p.cpu_model.empty() ? p.arch : p.cpu_model, lse.empty() ? "" : fmt::format(", {}", lse),
+        p.vm_hint.empty() ? "" : ", VM " + p.vm_hint, p.compiler, p.build_type,
+        p.assertions ? ", ASSERTIONS ON" : "", run.spec.trials, run.spec.trials == 1 ? "" : "s");
     return spec;
 }
 

@@ -7,6 +7,7 @@
 
 #include "lockprof/common/parse.hpp"
 #include "lockprof/report/text_table.hpp"
+#include "lockprof/workload/provenance.hpp"
 
 namespace lockprof::report {
 
@@ -108,10 +109,11 @@ std::string partial_concurrency_note(const analysis::CellSummary& s) {
 std::string render_table(const workload::RunResult& run,
                          const std::vector<analysis::CellSummary>& summaries) {
     const auto& p = run.provenance;
+    const std::string_view lse = workload::lse_label(p);
     std::string out;
     out += fmt::format("lockprof {} ({}) on {} {}, {} CPUs{}{}\n", p.lockprof_version,
                        p.git_revision, p.arch, p.cpu_model, p.logical_cpus,
-                       p.arch == "aarch64" ? (p.lse ? ", LSE" : ", no LSE") : "",
+                       lse.empty() ? "" : fmt::format(", {}", lse),
                        p.vm_hint.empty() ? "" : ", VM: " + p.vm_hint);
     out +=
         fmt::format("build: {} {}{}; kernel {}\n", p.compiler, p.build_type,
@@ -234,6 +236,13 @@ std::string render_table(const workload::RunResult& run,
     return out;
 }
 
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
 std::string render_csv(const workload::RunResult& run,
                        const std::vector<analysis::CellSummary>& summaries) {
     (void)run;
@@ -252,18 +261,12 @@ std::string render_csv(const workload::RunResult& run,
     const auto derived = derived_columns(summaries);
     for (const auto* d : derived) out += ",derived_" + d->name;
     out += "\n";
-    auto quote = [](const std::string& s) {
-        if (s.find_first_of(",\"\n") == std::string::npos) return s;
-        std::string q = "\"";
-        for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-        return q + "\"";
-    };
     for (const auto& s : summaries) {
         const auto& c = *s.cell;
         out += fmt::format(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", quote(c.lock),
-            quote(c.algorithm), quote(c.flavour), arch::delay_name(c.delay), c.threads, s.trials,
-            c.complete ? 1 : 0, c.lost_updates, s.acquires_per_second.median,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(c.lock),
+            csv_field(c.algorithm), csv_field(c.flavour), arch::delay_name(c.delay), c.threads,
+            s.trials, c.complete ? 1 : 0, c.lost_updates, s.acquires_per_second.median,
             s.acquires_per_second.min, s.acquires_per_second.max, s.wall_ns_per_acquire.median,
             s.cpu_ns_per_acquire.median, s.ticks_per_acquire.median, s.rmw_per_acquire.median,
             s.spins_per_acquire.median, s.jain.median, s.min_max.median, s.cv.median);
@@ -274,7 +277,7 @@ std::string render_csv(const workload::RunResult& run,
             out += ",,,,";
         if (s.comparison)
             out += fmt::format(
-                ",{},{},{}", quote(s.comparison->baseline), s.comparison->throughput_ratio,
+                ",{},{},{}", csv_field(s.comparison->baseline), s.comparison->throughput_ratio,
                 s.comparison->single_trial ? "" : (s.comparison->within_noise ? "1" : "0"));
         else
             out += ",,,";

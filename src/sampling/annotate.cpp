@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/files.hpp"
 
 namespace lockprof::sampling {
 
@@ -48,7 +49,6 @@ namespace {
 
 // Functions printed whole up to this many instructions; longer ones show only the hot parts.
 constexpr std::size_t kWholeFunctionLimit = 48;
-constexpr double kContextShare = 0.005;  // instructions this hot get context lines around them
 constexpr std::size_t kContextLines = 3;
 
 bool is_lock_function(std::string_view name) {
@@ -64,7 +64,7 @@ const CodeCache::Code& code_for(CodeCache& cache, const symbols::Disassembler& d
     if (auto it = cache.functions.find(key); it != cache.functions.end()) return it->second;
     CodeCache::Code code;
     if (const std::string objdump = disassembler.objdump_for(loc.module);
-        !symbols::program_exists(objdump)) {
+        !program_exists(objdump)) {
         code.missing_objdump = objdump;
         return cache.functions.emplace(key, std::move(code)).first->second;
     }
@@ -251,7 +251,7 @@ std::string render_function_listing(const HotFunction& f, std::string_view loop_
     std::vector<bool> show(insns.size(), insns.size() <= kWholeFunctionLimit);
     for (std::size_t i = 0; i < insns.size(); ++i) {
         if (insns[i].in_acquire_loop) show[i] = true;
-        if (insns[i].share >= kContextShare)
+        if (insns[i].share >= kListingShare)
             for (std::size_t k = i >= kContextLines ? i - kContextLines : 0;
                  k < insns.size() && k <= i + kContextLines; ++k)
                 show[k] = true;

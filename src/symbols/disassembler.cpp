@@ -17,6 +17,8 @@
 
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/files.hpp"
+#include "lockprof/symbols/mnemonics.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 extern char** environ;
@@ -99,15 +101,12 @@ Captured capture(const std::vector<std::string>& argv) {
 }  // namespace
 
 bool Instruction::is_branch() const {
-    const std::string_view m = mnemonic;
-    if (m.empty()) return false;
-    // x86: jmp, jcc, loop*, and prefixed forms ("bnd jmp", "notrack jmp").
-    const std::string_view last =
-        m.substr(m.rfind(' ') == std::string_view::npos ? 0 : m.rfind(' ') + 1);
-    if (last[0] == 'j' || last.rfind("loop", 0) == 0) return true;
-    // aarch64: b, b.cond, bc.cond, cbz/cbnz, tbz/tbnz (bl is a call).
-    return last == "b" || last.rfind("b.", 0) == 0 || last.rfind("bc.", 0) == 0 || last == "cbz" ||
-           last == "cbnz" || last == "tbz" || last == "tbnz";
+    return classify_mnemonic(mnemonic) == InstructionClass::branch;
+}
+
+bool Instruction::is_atomic() const {
+    if (mnemonic == "bl") return is_outline_atomic_helper(reference);
+    return symbols::is_atomic(classify_mnemonic(mnemonic));
 }
 
 std::vector<Instruction> parse_objdump(std::string_view output) {
@@ -180,22 +179,6 @@ std::vector<Instruction> parse_objdump(std::string_view output) {
     return out;
 }
 
-namespace {
-bool on_path(const std::string& program) {
-    const char* path = std::getenv("PATH");
-    if (!path) return false;
-    std::string_view rest(path);
-    while (!rest.empty()) {
-        const auto colon = rest.find(':');
-        const std::filesystem::path dir(std::string(rest.substr(0, colon)));
-        if (!dir.empty() && access((dir / program).c_str(), X_OK) == 0) return true;
-        if (colon == std::string_view::npos) break;
-        rest.remove_prefix(colon + 1);
-    }
-    return false;
-}
-}  // namespace
-
 std::string default_objdump(const std::filesystem::path& binary) {
     std::ifstream in(binary, std::ios::binary);
     unsigned char header[20] = {};
@@ -207,25 +190,11 @@ std::string default_objdump(const std::filesystem::path& binary) {
         // binutils. An aarch64 lockprof under qemu-user on an x86 host also lands here: the
         // `objdump` it would exec is the host's x86 one, so the cross one wins where present.
         if (machine == EM_AARCH64 &&
-            (arch::kArchName != "aarch64" || on_path("aarch64-linux-gnu-objdump")))
+            (arch::kArchName != "aarch64" || program_exists("aarch64-linux-gnu-objdump")))
             return "aarch64-linux-gnu-objdump";
         if (arch::kArchName != "x86_64" && machine == EM_X86_64) return "x86_64-linux-gnu-objdump";
     }
     return "objdump";
-}
-
-bool program_exists(const std::string& program) {
-    if (program.find('/') != std::string::npos) return access(program.c_str(), X_OK) == 0;
-    const char* path = std::getenv("PATH");
-    std::string_view dirs = path ? path : "/usr/bin:/bin";
-    while (!dirs.empty()) {
-        const std::size_t colon = dirs.find(':');
-        const std::string dir(dirs.substr(0, colon));
-        if (!dir.empty() && access((dir + "/" + program).c_str(), X_OK) == 0) return true;
-        if (colon == std::string_view::npos) break;
-        dirs.remove_prefix(colon + 1);
-    }
-    return false;
 }
 
 std::vector<Instruction> Disassembler::disassemble(const std::filesystem::path& binary,

@@ -26,8 +26,6 @@ void fill_delay(RunnableLock& entry) {
         entry.delays |= locks::delay_bit(D);
         entry.kernels[static_cast<std::size_t>(D)][0] = make_kernel<L<D>, false>();
         entry.kernels[static_cast<std::size_t>(D)][1] = make_kernel<L<D>, true>();
-        // Instantiates the out-of-line acquire path that `list-locks --disasm` shows.
-        static_cast<void>(&acquire_probe<L<D>>);
     }
 }
 

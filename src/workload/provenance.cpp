@@ -4,31 +4,23 @@
 #include <filesystem>
 #include <ctime>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "lockprof/arch/cpu.hpp"
+#include "lockprof/common/files.hpp"
 #include "lockprof_build_info.hpp"
 
 namespace lockprof::workload {
 namespace {
 
+// DMI strings are padded with spaces.
 std::string read_first_line(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    std::string line;
-    std::getline(in, line);
+    std::string line = first_line(path);
     while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
     return line;
-}
-
-std::string read_whole(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream all;
-    all << in.rdbuf();
-    return all.str();
 }
 
 // x86 guests: CPUID's hypervisor bit, which Linux shows as the `hypervisor` cpuinfo flag.
@@ -56,6 +48,16 @@ bool virtual_dmi(const std::string& vendor, const std::string& product) {
 
 }  // namespace
 
+std::optional<bool> lse_atomics(const Provenance& p) {
+    if (p.arch != "aarch64") return std::nullopt;
+    return p.lse;
+}
+
+std::string_view lse_label(const Provenance& p) {
+    const auto lse = lse_atomics(p);
+    return !lse ? "" : *lse ? "LSE" : "no LSE";
+}
+
 std::string detect_virtualisation(const std::filesystem::path& root) {
     const auto dmi = root / "sys/class/dmi/id";
     const std::string vendor = read_first_line(dmi / "sys_vendor");
@@ -71,12 +73,12 @@ std::string detect_virtualisation(const std::filesystem::path& root) {
     // compatible strings (NUL-separated) include linux,dummy-virt.
     for (const char* compatible :
          {"sys/firmware/devicetree/base/compatible", "proc/device-tree/compatible"})
-        if (read_whole(root / compatible).find("linux,dummy-virt") != std::string::npos)
+        if (read_all(root / compatible).find("linux,dummy-virt") != std::string::npos)
             return "QEMU/KVM virt board (devicetree linux,dummy-virt)";
     // UEFI/ACPI guests (arm64 KVM with edk2, cloud instances) report it in DMI.
     if (virtual_dmi(vendor, product)) return fmt::format("virtual machine (DMI: {})", dmi_names);
     if (std::filesystem::exists(root / ".dockerenv")) return "container (docker)";
-    const std::string cgroup = read_whole(root / "proc/1/cgroup");
+    const std::string cgroup = read_all(root / "proc/1/cgroup");
     if (cgroup.find("docker") != std::string::npos || cgroup.find("kubepods") != std::string::npos)
         return "container";
     return "";

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/cli.hpp"
+#include "lockprof/common/files.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 
 using namespace lockprof;
@@ -97,7 +98,7 @@ std::string listing(const FunctionCode& f) {
 class FlavourDisasm : public ::testing::Test {
   protected:
     void SetUp() override {
-        if (!symbols::program_exists(kObjdump))
+        if (!lockprof::program_exists(kObjdump))
             GTEST_SKIP() << kObjdump << " not found: install binutils-aarch64-linux-gnu";
     }
 };

@@ -16,21 +16,9 @@
 #include "lockprof/analysis/stats.hpp"
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/common/number_format.hpp"
+#include "lockprof/symbols/mnemonics.hpp"
 
 namespace lockprof::analysis {
-
-// What an instruction does, as far as spinning on a lock is concerned.
-enum class InstructionClass {
-    store_exclusive,  // aarch64 stxr/stlxr: the LL/SC store that fails when the line was lost
-    load_exclusive,   // aarch64 ldxr/ldaxr
-    lse_atomic,       // aarch64 LSE swp/cas/ldadd...: one instruction read-modify-write
-    locked_rmw,       // x86 xchg, lock-prefixed instructions
-    delay,            // pause, yield, isb, wfe
-    branch,
-    other,
-};
-InstructionClass classify_instruction(std::string_view mnemonic);
-std::string_view class_description(InstructionClass c);  // "the store-exclusive"
 
 struct InstructionShare {
     std::string mnemonic;  // "stxr", "lock cmpxchg"

@@ -59,6 +59,10 @@ constexpr std::string_view delay_name(Delay d) {
     return "?";
 }
 
+// The policy named `name` ("none", "pause", "yield", "isb", "wfe"). Throws UsageError
+// "WHERE: unknown policy 'NAME' (did you mean 'isb'?); choose none, pause, yield, isb or wfe".
+Delay parse_delay(std::string_view name, std::string_view where);
+
 // Whether this build's CPU architecture has the instruction behind a delay policy.
 constexpr bool delay_available(Delay d) {
 #if defined(LOCKPROF_ARCH_X86)

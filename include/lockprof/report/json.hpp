@@ -19,6 +19,10 @@ inline constexpr int kSchemaVersion = 1;
 nlohmann::json to_json(const workload::RunResult& run,
                        const std::vector<analysis::CellSummary>& summaries);
 
+// A figure over trials as every lockprof JSON document writes it: median, min, max,
+// relative_spread and the per-trial values ("trials").
+nlohmann::json spread_json(const analysis::Spread& spread);
+
 // The provenance and sampling objects of the result file, for other documents (record's).
 nlohmann::json provenance_json(const workload::Provenance& provenance);
 nlohmann::json sampling_json(const profiling::SamplingInfo& sampling);

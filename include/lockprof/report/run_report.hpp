@@ -33,6 +33,10 @@ std::string partial_concurrency_note(const analysis::CellSummary& s);
 std::string render_table(const workload::RunResult& run,
                          const std::vector<analysis::CellSummary>& summaries);
 
+// A CSV field: as it is, or in double quotes (quotes doubled) when it holds a comma, a quote or
+// a newline. Every CSV lockprof writes quotes its text fields with this.
+std::string csv_field(const std::string& text);
+
 // One row per cell; medians with min/max for throughput; one column per event.
 std::string render_csv(const workload::RunResult& run,
                        const std::vector<analysis::CellSummary>& summaries);

@@ -95,6 +95,11 @@ class Annotator {
 std::string render_annotation(const CellAnnotation& cell, const profiling::SamplingInfo& info,
                               unsigned top_functions);
 
+// A listing row is shown for an instruction with at least this share of the samples (with
+// context lines around it in the text listing) and for every instruction of the loop; the text
+// listing and the HTML report's table decide by it.
+inline constexpr double kListingShare = 0.005;
+
 // One function's listing: percent, address and instruction, the loop marked `|` (named
 // `loop_name` in the legend: "acquire loop", "hottest loop"), hot parts of long functions only.
 std::string render_function_listing(const HotFunction& function, std::string_view loop_name);

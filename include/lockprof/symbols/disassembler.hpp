@@ -28,7 +28,10 @@ struct Instruction {
     std::optional<std::uint64_t> branch_target;  // direct branches and calls
 
     std::string text() const { return operands.empty() ? mnemonic : mnemonic + " " + operands; }
-    bool is_branch() const;  // any direct or conditional jump (not calls)
+    bool is_branch() const;  // any direct or conditional jump (not calls): mnemonics.hpp
+    // An atomic read-modify-write (mnemonics.hpp's is_atomic) or a call to an outline-atomics
+    // helper ("bl __aarch64_swp4_acq").
+    bool is_atomic() const;
     bool is_backward_branch() const {
         return is_branch() && branch_target && *branch_target <= address;
     }
@@ -50,9 +53,6 @@ std::vector<Instruction> parse_objdump(std::string_view output);
 // The objdump that can read `binary`: aarch64-linux-gnu-objdump for aarch64 ELF files on other
 // hosts, else objdump.
 std::string default_objdump(const std::filesystem::path& binary);
-
-// Whether `program` can be run (a path to an executable file, or a name found in PATH).
-bool program_exists(const std::string& program);
 
 class Disassembler {
   public:

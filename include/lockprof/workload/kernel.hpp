@@ -52,6 +52,9 @@ struct LoopKernel {
     void (*destroy_lock)(void*) = nullptr;
     void (*run_loop)(void* lock, const LoopArgs& args) = nullptr;
     NeighbourWords* (*neighbour_words)(void* lock) = nullptr;  // in the lock's LockSlot
+    // The code of acquire_probe<Lock> (loop.hpp): the lock's acquire path out of line, compiled
+    // in the same flavour unit, never called. `list-locks --disasm` resolves and shows it.
+    const void* acquire_probe = nullptr;
     explicit operator bool() const { return run_loop != nullptr; }
 };
 

@@ -101,9 +101,8 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
 // The lock's acquire path out of line, for `lockprof list-locks --disasm`. In measured_loop the
 // inlined lock() is scheduled together with the loop's own code, so there is no clean span to
 // show; this copy is compiled in the same flavour unit with the same flags, so it holds the
-// instructions the flavour really uses. It is never called: `used` keeps every instantiation
-// kernels.cpp names, and list-locks finds it through the measured_loop instantiation's symbol
-// (same lock type, same flavour namespace).
+// instructions the flavour really uses. It is never called: make_kernel() keeps its address in
+// LoopKernel::acquire_probe, which list-locks resolves to the symbol and its code.
 template <typename LockT>
 [[gnu::noinline, gnu::used]] void acquire_probe(LockT& lock, typename LockT::Context& context) {
     lock.lock(context);
@@ -123,9 +122,10 @@ NeighbourWords* neighbour_words(void* lock) {
 }
 
 template <typename LockT, bool kLatency>
-constexpr LoopKernel make_kernel() {
+LoopKernel make_kernel() {
     return LoopKernel{&create_lock<LockT>, &destroy_lock<LockT>, &measured_loop<LockT, kLatency>,
-                      &neighbour_words<LockT>};
+                      &neighbour_words<LockT>,
+                      reinterpret_cast<const void*>(&acquire_probe<LockT>)};
 }
 
 }  // namespace lockprof::workload::inline LOCKPROF_FLAVOUR_NS

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lockprof::workload {
@@ -29,6 +31,13 @@ struct Provenance {
     std::string build_type;
     bool assertions = false;
 };
+
+// Whether the CPU that ran had LSE atomics (ARMv8.1); nullopt off aarch64, where the question
+// does not apply.
+std::optional<bool> lse_atomics(const Provenance& p);
+
+// The same as every report names it next to the CPU: "LSE", "no LSE", "" off aarch64.
+std::string_view lse_label(const Provenance& p);
 
 // Best-effort description of the virtual machine or container this runs in, "" when none is
 // detected: numbers from a VM or an emulator are not those of the host, and hardware counters

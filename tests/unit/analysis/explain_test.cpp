@@ -340,17 +340,8 @@ TEST(Explain, PairsPerThreadCountWithTheFirstLockAsBaseline) {
     EXPECT_NE(rendered.find("ttas vs tas, 2 threads:\n    1. "), std::string::npos) << rendered;
 }
 
-TEST(Explain, ClassifiesX86AndArmInstructions) {
-    EXPECT_EQ(classify_instruction("stlxr"), InstructionClass::store_exclusive);
-    EXPECT_EQ(classify_instruction("ldaxr"), InstructionClass::load_exclusive);
-    EXPECT_EQ(classify_instruction("swpal"), InstructionClass::lse_atomic);
-    EXPECT_EQ(classify_instruction("casa"), InstructionClass::lse_atomic);
-    EXPECT_EQ(classify_instruction("lock cmpxchg"), InstructionClass::locked_rmw);
-    EXPECT_EQ(classify_instruction("xchg"), InstructionClass::locked_rmw);
-    EXPECT_EQ(classify_instruction("pause"), InstructionClass::delay);
-    EXPECT_EQ(classify_instruction("b.ne"), InstructionClass::branch);
-    EXPECT_EQ(classify_instruction("jne"), InstructionClass::branch);
-    EXPECT_EQ(classify_instruction("mov"), InstructionClass::other);
+// The instruction classes are symbols/mnemonics.hpp's (tests/unit/symbols/mnemonics_test.cpp).
+TEST(Explain, FormatsFigures) {
     EXPECT_EQ(format_figure(37.2), "37");
     EXPECT_EQ(format_figure(1.34), "1.3");
     EXPECT_EQ(format_figure(0.2), "0.2");

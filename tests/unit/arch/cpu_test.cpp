@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lockprof/common/files.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 
 using namespace lockprof;
@@ -53,7 +54,7 @@ class ArchCode : public ::testing::Test {
                         "release build's. Runs in the other builds";
 #endif
         const auto objdump = symbols::default_objdump("/proc/self/exe");
-        if (!symbols::program_exists(objdump)) GTEST_SKIP() << objdump << " not found";
+        if (!lockprof::program_exists(objdump)) GTEST_SKIP() << objdump << " not found";
     }
 };
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/arch/cpu.hpp"
+#include "lockprof/common/files.hpp"
 
 namespace lockprof::symbols {
 namespace {

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/arch/cpu.hpp"
+#include "lockprof/common/files.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 
 using namespace lockprof;
@@ -137,7 +138,7 @@ TEST(MeasuredLoopCode, LatencyRecordsOutsideTheCriticalSection) {
     GTEST_SKIP() << "sanitizers add calls to every memory access; the code checked is the "
                     "release build's. Runs in the other builds";
 #endif
-    if (!symbols::program_exists(symbols::default_objdump("/proc/self/exe")))
+    if (!lockprof::program_exists(symbols::default_objdump("/proc/self/exe")))
         GTEST_SKIP() << symbols::default_objdump("/proc/self/exe") << " not found";
     const auto with_latency = tas_loops(true);
     const auto without = tas_loops(false);

@@ -149,3 +149,19 @@ TEST(CollectProvenance, UnreadableOrOddParanoidIsMinus99) {
     EXPECT_EQ(p.perf_event_paranoid, -1);
     EXPECT_EQ(p.command_line, "'' 'it's'");  // quoted, not escaped
 }
+
+// How every report names the CPU's atomics: only aarch64 has the question.
+TEST(Provenance, LseLabelOnlyOnAarch64) {
+    lockprof::workload::Provenance p;
+    p.arch = "aarch64";
+    p.lse = true;
+    EXPECT_EQ(lockprof::workload::lse_atomics(p), true);
+    EXPECT_EQ(lockprof::workload::lse_label(p), "LSE");
+    p.lse = false;
+    EXPECT_EQ(lockprof::workload::lse_atomics(p), false);
+    EXPECT_EQ(lockprof::workload::lse_label(p), "no LSE");
+    p.arch = "x86_64";
+    p.lse = true;  // never set off aarch64, but it would not count
+    EXPECT_EQ(lockprof::workload::lse_atomics(p), std::nullopt);
+    EXPECT_EQ(lockprof::workload::lse_label(p), "");
+}
