@@ -2,6 +2,8 @@
 // CMake compiles this file once per ISA flavour with LOCKPROF_FLAVOUR_NS (a namespace name) and
 // LOCKPROF_FLAVOUR_NAME (the "@suffix", "" for the default build) defined, plus that flavour's
 // -march flags. Keep it free of library code that uses atomics (see workload/kernel.hpp).
+#include <iterator>
+#include <utility>
 #include <vector>
 
 #include "lockprof/workload/catalog.hpp"
@@ -29,6 +31,12 @@ void fill_delay(RunnableLock& entry) {
     }
 }
 
+// Every delay policy arch/ lists (kAllDelays), so a new policy needs no line here.
+template <template <arch::Delay> class L, std::size_t... I>
+void fill_delays(RunnableLock& entry, std::index_sequence<I...>) {
+    (fill_delay<L, arch::kAllDelays[I]>(entry), ...);
+}
+
 template <template <arch::Delay> class L>
 RunnableLock make_entry() {
     using Probe = L<arch::Delay::none>;
@@ -40,11 +48,7 @@ RunnableLock make_entry() {
     entry.excludes = locks::excludes<Probe>();
     entry.flavour_independent = locks::flavour_independent<Probe>();
     entry.needs_lse = LOCKPROF_FLAVOUR_NEEDS_LSE != 0;
-    fill_delay<L, arch::Delay::none>(entry);
-    fill_delay<L, arch::Delay::pause>(entry);
-    fill_delay<L, arch::Delay::yield>(entry);
-    fill_delay<L, arch::Delay::isb>(entry);
-    fill_delay<L, arch::Delay::wfe>(entry);
+    fill_delays<L>(entry, std::make_index_sequence<std::size(arch::kAllDelays)>{});
     return entry;
 }
 
