@@ -248,19 +248,10 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
     return doc;
 }
 
-workload::RunResult result_from_json(const json& doc) {
-    if (!doc.is_object() || doc.value("schema", "") != kSchemaName)
-        throw UsageError("not a lockprof result (no \"schema\": \"lockprof.result\")");
-    const int version = doc.value("schema_version", -1);
-    if (version != kSchemaVersion)
-        throw UsageError(fmt::format(
-            "result schema version {} is not supported (this lockprof reads version {}); "
-            "use the lockprof version that wrote it",
-            version, kSchemaVersion));
-    workload::RunResult run;
-    run.interrupted = doc.at("interrupted").get<bool>();
-    const auto& p = doc.at("provenance");
-    auto& pv = run.provenance;
+namespace {
+
+workload::Provenance provenance_from_json(const json& p) {
+    workload::Provenance pv;
     pv.lockprof_version = p.at("lockprof_version");
     pv.git_revision = p.at("git_revision");
     pv.command_line = p.at("command_line");
@@ -281,8 +272,11 @@ workload::RunResult result_from_json(const json& doc) {
     pv.build_type = p.at("build_type");
     pv.assertions = p.at("assertions");
 
-    const auto& c = doc.at("config");
-    auto& s = run.spec;
+    return pv;
+}
+
+workload::RunSpec spec_from_json(const json& c) {
+    workload::RunSpec s;
     s.locks = c.at("locks").get<std::vector<std::string>>();
     s.threads = c.at("threads").get<std::vector<unsigned>>();
     s.work.critical_ns = c.at("critical_ns");
@@ -316,6 +310,84 @@ workload::RunResult result_from_json(const json& doc) {
         s.pin.cpus = pin.at("cpus").get<std::vector<int>>();
     }
 
+    return s;
+}
+
+workload::ThreadResult thread_from_json(const json& jth) {
+    workload::ThreadResult t;
+    t.index = jth.at("index");
+    t.cpu = jth.at("cpu");
+    t.acquires = jth.at("acquires");
+    t.overlaps = jth.value("overlaps", std::uint64_t{0});
+    t.rmw_attempts = jth.at("rmw_attempts");
+    t.spin_iterations = jth.at("spin_iterations");
+    t.sleeps = jth.value("sleeps", std::uint64_t{0});  // older files: none counted
+    // Per-worker calibration; files written before it have none (0).
+    t.burn_iterations_per_ns = jth.value("burn_iterations_per_ns", 0.0);
+    t.critical_iterations = jth.value("critical_iterations", std::uint64_t{0});
+    t.parallel_iterations = jth.value("parallel_iterations", std::uint64_t{0});
+    t.critical_work_ns = jth.value("critical_work_ns", 0.0);
+    t.parallel_work_ns = jth.value("parallel_work_ns", 0.0);
+    t.cpu_ns = jth.at("cpu_ns");
+    t.start_ns = jth.at("start_ns");
+    t.end_ns = jth.at("end_ns");
+    if (jth.contains("latency_ticks")) {
+        const auto& l = jth.at("latency_ticks");
+        for (const auto& b : l.at("buckets"))
+            t.latency.set_bucket(b.at(0).get<unsigned>(), b.at(1).get<std::uint64_t>());
+        t.latency.set_max(l.at("max"));
+    }
+    if (jth.contains("counters"))
+        for (const auto& jcount : jth.at("counters"))
+            t.counters.push_back({jcount.at("event"), jcount.at("raw"), jcount.at("enabled_ns"),
+                                  jcount.at("running_ns")});
+    t.sampled = jth.value("sampled", false);
+    t.samples_lost = jth.value("samples_lost", std::uint64_t{0});
+    // Files written before samples_pid: 0, "not recorded".
+    const auto pid = jth.value("samples_pid", std::uint32_t{0});
+    if (jth.contains("samples"))
+        for (const auto& row : jth.at("samples"))
+            t.samples.push_back({row.at(0), row.at(1), row.at(2), row.at(3),
+                                 row.at(4).get<std::vector<std::uint64_t>>(), pid});
+    return t;
+}
+
+workload::CellResult cell_from_json(const json& jc) {
+    workload::CellResult cell;
+    cell.lock = jc.at("lock");
+    cell.algorithm = jc.at("algorithm");
+    cell.flavour = jc.at("flavour");
+    cell.delay = arch::parse_delay(jc.at("delay").get<std::string>(), "delay in result");
+    cell.threads = jc.at("threads");
+    cell.complete = jc.at("complete");
+    cell.overlaps = jc.value("overlaps", std::uint64_t{0});  // older files lack it
+    cell.lost_updates = jc.at("lost_updates");
+    for (const auto& jt : jc.at("trials")) {
+        workload::TrialResult trial;
+        trial.trial = jt.at("trial");
+        trial.wall_ns = jt.at("wall_ns");
+        trial.ticks = jt.at("ticks");
+        for (const auto& jth : jt.at("threads")) trial.threads.push_back(thread_from_json(jth));
+        cell.trials.push_back(std::move(trial));
+    }
+    return cell;
+}
+
+}  // namespace
+
+workload::RunResult result_from_json(const json& doc) {
+    if (!doc.is_object() || doc.value("schema", "") != kSchemaName)
+        throw UsageError("not a lockprof result (no \"schema\": \"lockprof.result\")");
+    const int version = doc.value("schema_version", -1);
+    if (version != kSchemaVersion)
+        throw UsageError(fmt::format(
+            "result schema version {} is not supported (this lockprof reads version {}); "
+            "use the lockprof version that wrote it",
+            version, kSchemaVersion));
+    workload::RunResult run;
+    run.interrupted = doc.at("interrupted").get<bool>();
+    run.provenance = provenance_from_json(doc.at("provenance"));
+    run.spec = spec_from_json(doc.at("config"));
     run.calibration.burn_iterations_per_ns = doc.at("calibration").at("burn_iterations_per_ns");
     run.calibration.ticks_per_ns = doc.at("calibration").at("ticks_per_ns");
     run.notes = doc.at("notes").get<std::vector<std::string>>();
@@ -323,63 +395,7 @@ workload::RunResult result_from_json(const json& doc) {
     if (doc.contains("sampling"))
         run.sampling = sampling_from_json(doc.at("sampling"), run.provenance.arch);
 
-    for (const auto& jc : doc.at("cells")) {
-        workload::CellResult cell;
-        cell.lock = jc.at("lock");
-        cell.algorithm = jc.at("algorithm");
-        cell.flavour = jc.at("flavour");
-        cell.delay = arch::parse_delay(jc.at("delay").get<std::string>(), "delay in result");
-        cell.threads = jc.at("threads");
-        cell.complete = jc.at("complete");
-        cell.overlaps = jc.value("overlaps", std::uint64_t{0});  // older files lack it
-        cell.lost_updates = jc.at("lost_updates");
-        for (const auto& jt : jc.at("trials")) {
-            workload::TrialResult trial;
-            trial.trial = jt.at("trial");
-            trial.wall_ns = jt.at("wall_ns");
-            trial.ticks = jt.at("ticks");
-            for (const auto& jth : jt.at("threads")) {
-                workload::ThreadResult t;
-                t.index = jth.at("index");
-                t.cpu = jth.at("cpu");
-                t.acquires = jth.at("acquires");
-                t.overlaps = jth.value("overlaps", std::uint64_t{0});
-                t.rmw_attempts = jth.at("rmw_attempts");
-                t.spin_iterations = jth.at("spin_iterations");
-                t.sleeps = jth.value("sleeps", std::uint64_t{0});  // older files: none counted
-                // Per-worker calibration; files written before it have none (0).
-                t.burn_iterations_per_ns = jth.value("burn_iterations_per_ns", 0.0);
-                t.critical_iterations = jth.value("critical_iterations", std::uint64_t{0});
-                t.parallel_iterations = jth.value("parallel_iterations", std::uint64_t{0});
-                t.critical_work_ns = jth.value("critical_work_ns", 0.0);
-                t.parallel_work_ns = jth.value("parallel_work_ns", 0.0);
-                t.cpu_ns = jth.at("cpu_ns");
-                t.start_ns = jth.at("start_ns");
-                t.end_ns = jth.at("end_ns");
-                if (jth.contains("latency_ticks")) {
-                    const auto& l = jth.at("latency_ticks");
-                    for (const auto& b : l.at("buckets"))
-                        t.latency.set_bucket(b.at(0).get<unsigned>(), b.at(1).get<std::uint64_t>());
-                    t.latency.set_max(l.at("max"));
-                }
-                if (jth.contains("counters"))
-                    for (const auto& jcount : jth.at("counters"))
-                        t.counters.push_back({jcount.at("event"), jcount.at("raw"),
-                                              jcount.at("enabled_ns"), jcount.at("running_ns")});
-                t.sampled = jth.value("sampled", false);
-                t.samples_lost = jth.value("samples_lost", std::uint64_t{0});
-                // Files written before samples_pid: 0, "not recorded".
-                const auto pid = jth.value("samples_pid", std::uint32_t{0});
-                if (jth.contains("samples"))
-                    for (const auto& row : jth.at("samples"))
-                        t.samples.push_back({row.at(0), row.at(1), row.at(2), row.at(3),
-                                             row.at(4).get<std::vector<std::uint64_t>>(), pid});
-                trial.threads.push_back(std::move(t));
-            }
-            cell.trials.push_back(std::move(trial));
-        }
-        run.cells.push_back(std::move(cell));
-    }
+    for (const auto& jc : doc.at("cells")) run.cells.push_back(cell_from_json(jc));
     return run;
 }
 
