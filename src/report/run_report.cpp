@@ -106,7 +106,10 @@ std::string partial_concurrency_note(const analysis::CellSummary& s) {
         s.cell->lock, s.cell->threads, 100 * s.full_concurrency.median);
 }
 
-std::string render_table(const workload::RunResult& run,
+namespace {
+
+// "lockprof 0.1.0 (abc123) on x86_64 ..., build: ..., workload: ...": what ran, on what.
+std::string table_header(const workload::RunResult& run,
                          const std::vector<analysis::CellSummary>& summaries) {
     const auto& p = run.provenance;
     const std::string_view lse = workload::lse_label(p);
@@ -120,16 +123,32 @@ std::string render_table(const workload::RunResult& run,
                     p.assertions ? ", ASSERTIONS ON (numbers not representative)" : "", p.kernel);
     out += "workload: " + describe_workload(run, summaries) + "\n";
 
-    const auto events = event_names(summaries);
-    // Full concurrency only where some cell fell short of it: then a column and a note each.
-    const auto [any_sleeps, any_partial, any_latency] = optional_columns(summaries);
+    return out;
+}
 
-    std::vector<std::string> header = {"lock",      "delay",   "acquires/s",
-                                       "spread",    "ns/acq",  "cpu ns/acq",
-                                       "ticks/acq", "rmw/acq", "spins/acq"};
+// The columns every table of the run shows, and which optional ones.
+struct TableLayout {
+    std::vector<std::string> events;
+    std::vector<const analysis::DerivedMetric*> derived;
+    OptionalColumns columns;
+    std::vector<std::string> header;
+    std::vector<TextTable::Align> align;
+};
+
+TableLayout table_layout(const std::vector<analysis::CellSummary>& summaries) {
+    TableLayout layout;
+    layout.events = event_names(summaries);
+    layout.columns = optional_columns(summaries);
+    const auto& [any_sleeps, any_partial, any_latency] = layout.columns;
+    auto& header = layout.header;
+    auto& align = layout.align;
+    const auto& events = layout.events;
+
+    header = {"lock",       "delay",     "acquires/s", "spread",   "ns/acq",
+              "cpu ns/acq", "ticks/acq", "rmw/acq",    "spins/acq"};
     using A = TextTable::Align;
-    std::vector<A> align = {A::left,  A::left,  A::right, A::right, A::right,
-                            A::right, A::right, A::right, A::right};
+    align = {A::left,  A::left,  A::right, A::right, A::right,
+             A::right, A::right, A::right, A::right};
     if (any_sleeps) header.push_back("sleeps/acq"), align.push_back(A::right);
     header.push_back("fairness");
     align.push_back(A::right);
@@ -138,80 +157,97 @@ std::string render_table(const workload::RunResult& run,
         for (const char* h : {"p50", "p99", "p99.9", "max"})
             header.push_back(h), align.push_back(A::right);
     for (const auto& e : events) header.push_back(e + "/acq"), align.push_back(A::right);
-    const auto derived = derived_columns(summaries);
-    for (const auto* d : derived) header.push_back(d->label), align.push_back(A::right);
+    layout.derived = derived_columns(summaries);
+    for (const auto* d : layout.derived) header.push_back(d->label), align.push_back(A::right);
     header.push_back("vs first");
     align.push_back(A::left);
 
+    return layout;
+}
+
+// One cell's row: its figures in the layout's columns, then how it compares with the first lock.
+std::vector<std::string> table_row(const analysis::CellSummary& s, const TableLayout& layout) {
+    const auto& [any_sleeps, any_partial, any_latency] = layout.columns;
+    const auto& events = layout.events;
+    const auto& derived = layout.derived;
+    std::vector<std::string> row = {s.cell->lock, std::string(arch::delay_name(s.cell->delay))};
+    if (s.trials == 0) {
+        row.push_back("not run");
+        return row;
+    }
+    row.push_back(si(s.acquires_per_second.median));
+    row.push_back(s.trials > 1
+                      ? fmt::format("±{:.1f}%", 50 * s.acquires_per_second.relative_spread())
+                      : "1 trial");
+    row.push_back(number(s.wall_ns_per_acquire.median));
+    row.push_back(number(s.cpu_ns_per_acquire.median));
+    row.push_back(number(s.ticks_per_acquire.median));
+    row.push_back(number(s.rmw_per_acquire.median));
+    row.push_back(number(s.spins_per_acquire.median));
+    if (any_sleeps) row.push_back(number(s.sleeps_per_acquire.median));
+    row.push_back(fmt::format("{:.3f}", s.jain.median));
+    if (any_partial) row.push_back(fmt::format("{:.0f}%", 100 * s.full_concurrency.median));
+    if (any_latency) {
+        if (s.latency) {
+            for (double v :
+                 {s.latency->p50_ns, s.latency->p99_ns, s.latency->p999_ns, s.latency->max_ns})
+                row.push_back(format_duration(v));
+        } else {
+            for (int i = 0; i < 4; ++i) row.push_back("-");
+        }
+    }
+    for (const auto& name : events) {
+        auto it = std::find_if(s.events.begin(), s.events.end(),
+                               [&](const auto& e) { return e.event == name; });
+        if (it == s.events.end())
+            row.push_back("-");
+        else if (!it->counted)
+            row.push_back("not counted");
+        else
+            row.push_back(number(it->per_acquire.median) +
+                          (it->running_fraction < 0.999
+                               ? fmt::format(" ({:.0f}%)", 100 * it->running_fraction)
+                               : ""));
+    }
+    for (const auto* column : derived) {
+        const auto* d = find_derived(s, column->name);
+        if (!d)
+            row.push_back("-");
+        else if (d->percent)
+            row.push_back(fmt::format("{:.1f}%", 100 * d->value.median));
+        else
+            row.push_back(fmt::format("{:.2f}", d->value.median));
+    }
+    if (!s.comparison)
+        row.push_back("baseline");
+    else if (s.comparison->single_trial)
+        row.push_back(
+            fmt::format("{:.2f}x (1 trial: noise unknown)", s.comparison->throughput_ratio));
+    else if (s.comparison->within_noise)
+        row.push_back(fmt::format("{:.2f}x within noise", s.comparison->throughput_ratio));
+    else
+        row.push_back(fmt::format("{:.2f}x", s.comparison->throughput_ratio));
+    if (!s.cell->complete) row.back() += " [incomplete]";
+    if (s.cell->overlaps || s.cell->lost_updates) row.back() += " [EXCLUSION FAILED]";
+    return row;
+}
+
+}  // namespace
+
+std::string render_table(const workload::RunResult& run,
+                         const std::vector<analysis::CellSummary>& summaries) {
+    std::string out = table_header(run, summaries);
+    const TableLayout layout = table_layout(summaries);
+    const auto& [any_sleeps, any_partial, any_latency] = layout.columns;
     std::map<unsigned, TextTable> tables;
     std::vector<unsigned> order;
     for (const auto& s : summaries) {
         const unsigned threads = s.cell->threads;
         if (!tables.count(threads)) {
-            tables[threads].set_header(header, align);
+            tables[threads].set_header(layout.header, layout.align);
             order.push_back(threads);
         }
-        std::vector<std::string> row = {s.cell->lock, std::string(arch::delay_name(s.cell->delay))};
-        if (s.trials == 0) {
-            row.push_back("not run");
-            tables[threads].add_row(row);
-            continue;
-        }
-        row.push_back(si(s.acquires_per_second.median));
-        row.push_back(s.trials > 1
-                          ? fmt::format("±{:.1f}%", 50 * s.acquires_per_second.relative_spread())
-                          : "1 trial");
-        row.push_back(number(s.wall_ns_per_acquire.median));
-        row.push_back(number(s.cpu_ns_per_acquire.median));
-        row.push_back(number(s.ticks_per_acquire.median));
-        row.push_back(number(s.rmw_per_acquire.median));
-        row.push_back(number(s.spins_per_acquire.median));
-        if (any_sleeps) row.push_back(number(s.sleeps_per_acquire.median));
-        row.push_back(fmt::format("{:.3f}", s.jain.median));
-        if (any_partial) row.push_back(fmt::format("{:.0f}%", 100 * s.full_concurrency.median));
-        if (any_latency) {
-            if (s.latency) {
-                for (double v :
-                     {s.latency->p50_ns, s.latency->p99_ns, s.latency->p999_ns, s.latency->max_ns})
-                    row.push_back(format_duration(v));
-            } else {
-                for (int i = 0; i < 4; ++i) row.push_back("-");
-            }
-        }
-        for (const auto& name : events) {
-            auto it = std::find_if(s.events.begin(), s.events.end(),
-                                   [&](const auto& e) { return e.event == name; });
-            if (it == s.events.end())
-                row.push_back("-");
-            else if (!it->counted)
-                row.push_back("not counted");
-            else
-                row.push_back(number(it->per_acquire.median) +
-                              (it->running_fraction < 0.999
-                                   ? fmt::format(" ({:.0f}%)", 100 * it->running_fraction)
-                                   : ""));
-        }
-        for (const auto* column : derived) {
-            const auto* d = find_derived(s, column->name);
-            if (!d)
-                row.push_back("-");
-            else if (d->percent)
-                row.push_back(fmt::format("{:.1f}%", 100 * d->value.median));
-            else
-                row.push_back(fmt::format("{:.2f}", d->value.median));
-        }
-        if (!s.comparison)
-            row.push_back("baseline");
-        else if (s.comparison->single_trial)
-            row.push_back(
-                fmt::format("{:.2f}x (1 trial: noise unknown)", s.comparison->throughput_ratio));
-        else if (s.comparison->within_noise)
-            row.push_back(fmt::format("{:.2f}x within noise", s.comparison->throughput_ratio));
-        else
-            row.push_back(fmt::format("{:.2f}x", s.comparison->throughput_ratio));
-        if (!s.cell->complete) row.back() += " [incomplete]";
-        if (s.cell->overlaps || s.cell->lost_updates) row.back() += " [EXCLUSION FAILED]";
-        tables[threads].add_row(row);
+        tables[threads].add_row(table_row(s, layout));
     }
     for (unsigned threads : order) {
         out += fmt::format("\n{} thread{}\n", threads, threads == 1 ? "" : "s");
