@@ -50,9 +50,6 @@ class ReportExtension : public RunExtension {
                     threads));
             options_.annotate_threads = threads;
         }
-        // The sampling extension keeps raw samples out of the run it hands on; the file it
-        // writes with --samples-out (before this extension's outputs) still has them.
-        if (vm.count("samples-out")) samples_out_ = vm["samples-out"].as<std::string>();
     }
 
     void write_outputs(const workload::RunResult& run,
@@ -65,30 +62,18 @@ class ReportExtension : public RunExtension {
         }
         if (report_.empty()) return;
         options_.source = "this run";
-        if (run.sampling && !analysis::has_raw_samples(run) && !samples_out_.empty()) {
-            const workload::RunResult sampled = report::read_result(samples_out_);
-            const auto sampled_summaries = analysis::summarize(sampled);
-            write_file_atomically(
-                report_,
-                report::render_html_report(
-                    sampled, sampled_summaries,
-                    report::with_flamegraph(
-                        analysis::gather_report_inputs(sampled, sampled_summaries, {}), sampled),
-                    options_));
-            return;
-        }
+        // A sampled run still holds its raw samples here (only --output leaves them out).
         auto extras =
             report::with_flamegraph(analysis::gather_report_inputs(run, summaries, {}), run);
         if (run.sampling && !analysis::has_raw_samples(run))
             extras.omitted.back() =
-                "hot instructions and flamegraph: add --samples-out FILE to a sampled run so "
-                "the report can read the raw samples back";
+                "hot instructions and flamegraph: the sampler recorded no samples in this run";
         write_file_atomically(report_,
                               report::render_html_report(run, summaries, extras, options_));
     }
 
   private:
-    std::string report_, plot_, samples_out_;
+    std::string report_, plot_;
     report::HtmlReportOptions options_;
 };
 

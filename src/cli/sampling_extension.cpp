@@ -103,22 +103,18 @@ class SamplingExtension : public RunExtension {
         run.sampling->modules = symbols::process_modules();
         for (auto& note : sampler_->notes()) run.notes.push_back(std::move(note));
         for (auto& note : analysis::loss_notes(run)) run.notes.push_back(std::move(note));
-        // Raw samples stay out of --output (they are big); the copy keeps them for the
-        // annotation and --samples-out.
-        sampled_run_ = run;
-        for (auto& cell : run.cells)
-            for (auto& trial : cell.trials)
-                for (auto& thread : trial.threads) thread.samples = {};
+        // The raw samples stay in the run, for the annotation, --samples-out, the stack
+        // outputs and the HTML report; --output leaves them out when it writes the file.
+        sampled_ = true;
     }
 
     void write_outputs(const workload::RunResult& run,
                        const std::vector<analysis::CellSummary>& summaries,
                        std::ostream& out) override {
         std::optional<analysis::Attribution> attribution;
-        if (sampled_run_) {
-            attribution = analysis::attribute(*sampled_run_, annotate_);
-            if (!quiet_)
-                out << report::render_annotations(*sampled_run_, *attribution, listing_top_);
+        if (sampled_) {
+            attribution = analysis::attribute(run, annotate_);
+            if (!quiet_) out << report::render_annotations(run, *attribution, listing_top_);
         }
         bool events = false;
         for (const auto& s : summaries) events |= !s.events.empty();
@@ -129,15 +125,13 @@ class SamplingExtension : public RunExtension {
             if (!text.empty()) out << "\n" << text;
         }
         out.flush();
-        if (!sampled_run_) return;
+        if (!sampled_) return;
         if (!samples_out_.empty())
-            write_file_atomically(samples_out_,
-                                  report::to_json(*sampled_run_, summaries).dump() + "\n");
+            write_file_atomically(samples_out_, report::to_json(run, summaries).dump() + "\n");
         stacks_.write([&] {
             return SampledStacks{
-                analysis::folded_stacks(*sampled_run_, *attribution, stacks_.instruction_leaf()),
-                analysis::flamegraph_options(*sampled_run_),
-                [&] { return analysis::pprof_profile(*sampled_run_); }};
+                analysis::folded_stacks(run, *attribution, stacks_.instruction_leaf()),
+                analysis::flamegraph_options(run), [&] { return analysis::pprof_profile(run); }};
         });
     }
 
@@ -154,7 +148,7 @@ class SamplingExtension : public RunExtension {
     sampling::AnnotateOptions annotate_;
     std::string samples_out_;
     std::unique_ptr<sampling::Sampler> sampler_;
-    std::optional<workload::RunResult> sampled_run_;
+    bool sampled_ = false;  // a sampler ran: `run` holds its samples
 };
 
 }  // namespace

@@ -62,7 +62,7 @@ json spec_json(const workload::RunSpec& s) {
     return j;
 }
 
-json thread_json(const workload::ThreadResult& t) {
+json thread_json(const workload::ThreadResult& t, bool raw_samples) {
     json j = {{"index", t.index},
               {"cpu", t.cpu},
               {"acquires", t.acquires},
@@ -98,7 +98,7 @@ json thread_json(const workload::ThreadResult& t) {
         j["sampled"] = true;
         j["samples_lost"] = t.samples_lost;
     }
-    if (!t.samples.empty()) {
+    if (raw_samples && !t.samples.empty()) {
         // Compact rows [ip, tid, time_ns, weight, [callchain]]: a run holds many thousands. The
         // process is the thread's, the same for every row: written once.
         json samples = json::array();
@@ -213,14 +213,16 @@ json summary_json(const analysis::CellSummary& s) {
 
 }  // namespace
 
-json to_json(const workload::RunResult& run, const std::vector<analysis::CellSummary>& summaries) {
+json to_json(const workload::RunResult& run, const std::vector<analysis::CellSummary>& summaries,
+             RawSamples samples) {
     json cells = json::array();
     for (std::size_t i = 0; i < run.cells.size(); ++i) {
         const auto& c = run.cells[i];
         json trials = json::array();
         for (const auto& t : c.trials) {
             json threads = json::array();
-            for (const auto& th : t.threads) threads.push_back(thread_json(th));
+            for (const auto& th : t.threads)
+                threads.push_back(thread_json(th, samples == RawSamples::keep));
             trials.push_back({{"trial", t.trial},
                               {"wall_ns", t.wall_ns},
                               {"ticks", t.ticks},

@@ -289,4 +289,22 @@ TEST(ReportCli, RunWritesReportAndPlot) {
     EXPECT_EQ(r.out, "") << "nothing ran";
 }
 
+// A sampled run's report uses the samples it has in memory: hot instructions and the
+// flamegraph without --samples-out, while --output still leaves the raw samples out.
+TEST(ReportCli, SampledRunReportHasHotInstructionsAndFlamegraph) {
+    TempDir dir;
+    const auto r = run_lockprof({"--lock=tas", "--threads=2", "--duration=200ms", "--trials=1",
+                                 "--quiet", "--sample", "--report", (dir / "run.html").string(),
+                                 "--output", (dir / "run.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto html = read_all(dir / "run.html");
+    EXPECT_EQ(html.find("not in this report: hot instructions"), std::string::npos);
+    EXPECT_NE(html.find("src=\"data:image/svg+xml;base64,"), std::string::npos)
+        << "the flamegraph is embedded";
+    EXPECT_NE(html.find("<table class=\"asm\">"), std::string::npos) << "hot instructions";
+    const auto json = read_all(dir / "run.json");
+    EXPECT_EQ(json.find("\"samples\":"), std::string::npos) << "--output keeps no raw samples";
+    EXPECT_NE(json.find("\"sampling\""), std::string::npos);
+}
+
 }  // namespace

@@ -16,8 +16,12 @@ namespace lockprof::report {
 inline constexpr const char* kSchemaName = "lockprof.result";
 inline constexpr int kSchemaVersion = 1;
 
+// What a result file holds. Raw samples are large: `--output` leaves them out, `--samples-out`
+// keeps them.
+enum class RawSamples { keep, omit };
 nlohmann::json to_json(const workload::RunResult& run,
-                       const std::vector<analysis::CellSummary>& summaries);
+                       const std::vector<analysis::CellSummary>& summaries,
+                       RawSamples samples = RawSamples::keep);
 
 // A figure over trials as every lockprof JSON document writes it: median, min, max,
 // relative_spread and the per-trial values ("trials").
