@@ -34,8 +34,11 @@ if [[ $want_system == 1 ]]; then
   packages+=(qemu-system-arm cpio e2fsprogs)
 fi
 if [[ $want_extras == 1 ]]; then
-  # golang-go: `go tool pprof` reads lockprof's pprof files in the integration test.
-  packages+=(chromium postgresql postgresql-contrib libxml2-utils golang-go)
+  # golang-go: `go tool pprof` reads lockprof's pprof files in the integration test;
+  # python3-jsonschema checks --speedscope files against speedscope's schema (fetched with npm
+  # where npm is installed; not installed here, since Debian's npm conflicts with NodeSource's
+  # nodejs, which carries its own npm).
+  packages+=(chromium postgresql postgresql-contrib libxml2-utils golang-go python3-jsonschema)
 fi
 
 missing=()

@@ -6,6 +6,8 @@
 
 #include "lockprof/common/atomic_file.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/export/speedscope.hpp"
+#include "lockprof_build_info.hpp"
 
 namespace po = boost::program_options;
 
@@ -21,6 +23,14 @@ std::string render_flamegraph(const SampledStacks& s) {
     return exporting::render_flamegraph_svg(s.stacks, s.labels);
 }
 
+std::string render_speedscope(const SampledStacks& s) {
+    exporting::SpeedscopeOptions options;
+    options.name = s.labels.title;
+    options.exporter = std::string("lockprof ") + LOCKPROF_VERSION;
+    options.unit = s.labels.count_name == "ns of CPU time" ? "nanoseconds" : "none";
+    return exporting::to_speedscope(s.stacks, options);
+}
+
 std::string render_pprof(const SampledStacks& s) {
     if (!s.profile) throw Error("pprof: this command has no raw samples to write");
     return exporting::pprof::encode_pprof(s.profile());
@@ -33,6 +43,9 @@ constexpr std::array kStackOutputs{
     StackOutput{"pprof", "a gzip'd pprof profile at instruction addresses, with lock, "
                 "thread and process labels (go tool pprof FILE; docs/flamegraph.md)",
                 render_pprof, false},
+    StackOutput{"speedscope", "a speedscope profile, one per cell or process (open it at "
+                "speedscope.app or with `npx speedscope FILE`; docs/flamegraph.md)",
+                render_speedscope},
 };
 // clang-format on
 
