@@ -27,7 +27,7 @@ std::string render_speedscope(const SampledStacks& s) {
     exporting::SpeedscopeOptions options;
     options.name = s.labels.title;
     options.exporter = std::string("lockprof ") + LOCKPROF_VERSION;
-    options.unit = s.labels.count_name == "ns of CPU time" ? "nanoseconds" : "none";
+    options.unit = s.labels.count_name == exporting::kCpuTimeUnit ? "nanoseconds" : "none";
     return exporting::to_speedscope(s.stacks, options);
 }
 

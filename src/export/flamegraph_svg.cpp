@@ -493,9 +493,7 @@ SvgOptions sampled_flamegraph_options(std::string_view tool, std::string_view su
     SvgOptions options;
     options.title = fmt::format("{}: {}", tool, subject);
     options.subtitle = std::move(subtitle);
-    options.count_name = event == "cpu-clock" ? "ns of CPU time"
-                         : event.empty()      ? "samples"
-                                              : event;
+    options.count_name = event == "cpu-clock" ? kCpuTimeUnit : event.empty() ? "samples" : event;
     return options;
 }
 

@@ -27,6 +27,9 @@ struct SvgOptions {
 // valid SVG that says "no samples". Throws UsageError on invalid options (width < 100 etc).
 std::string render_flamegraph_svg(const FoldedStacks& stacks, const SvgOptions& options);
 
+// The unit of cpu-clock samples, whose counts are nanoseconds of the threads' CPU time.
+inline constexpr const char* kCpuTimeUnit = "ns of CPU time";
+
 // Options for a flamegraph of lockprof's own samples, with the labels every such graph gets (run
 // --flamegraph, the HTML report's graph, record --flamegraph): the title "TOOL: SUBJECT"
 // ("lockprof: tas, ttas", "lockprof record: postgres"), the subtitle as given, and the tooltips'
