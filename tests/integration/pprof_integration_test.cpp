@@ -202,7 +202,7 @@ TEST_F(GoPprof, StandalonePprofDisassemblesAndListsTheSampledCode) {
     ASSERT_EQ(built.status, 0) << built.err;
 
     const auto samples = dir_ / "S.json", profile = dir_ / "S.pb.gz";
-    const auto run = run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "200ms",
+    const auto run = run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "500ms",
                                    "--trials", "1", "--pprof", profile.string()});
     ASSERT_EQ(run.exit_code, 0) << run.err;
 
@@ -215,7 +215,12 @@ TEST_F(GoPprof, StandalonePprofDisassemblesAndListsTheSampledCode) {
     };
     // -disasm matches the binary's symbols (nm, demangled in full); the exchange of TasLock's
     // loop carries samples.
-    const auto disasm = tool("-sample_index=samples -disasm 'measured_loop<.*TasLock'", "disasm");
+    auto disasm = tool("-sample_index=samples -disasm 'measured_loop<.*TasLock'", "disasm");
+    // Once under a loaded CI machine pprof answered "no matches found" for the same file it
+    // disassembles when run again (it runs nm and objdump on the binary): one retry, and the
+    // first answer is kept in the artifacts.
+    if (disasm.status != 0)
+        disasm = tool("-sample_index=samples -disasm 'measured_loop<.*TasLock'", "disasm-retry");
     ASSERT_EQ(disasm.status, 0) << disasm.err;
     EXPECT_NE(disasm.out.find("ROUTINE"), std::string::npos) << disasm.out;
     EXPECT_NE(disasm.out.find("xchg"), std::string::npos) << disasm.out;
