@@ -60,17 +60,20 @@ std::vector<CellEvidence> gather_evidence(const workload::RunResult& run,
 }
 
 exporting::FoldedStacks folded_stacks(const workload::RunResult& run,
-                                      const Attribution& attribution, bool instruction_leaf) {
+                                      const Attribution& attribution, sampling::Leaf leaf) {
     exporting::FoldedStacks stacks;
     if (!run.sampling) return stacks;
     const symbols::SymbolResolver resolver(run.sampling->modules);
-    // Mnemonics of the annotated functions' instructions, for instruction leaves; cells share
-    // the binary, so one map serves them all.
+    // Mnemonics and loop phases of the annotated functions' instructions, for instruction and
+    // phase leaves; cells share the binary, so one map of each serves them all.
     sampling::MnemonicMap mnemonics;
-    if (instruction_leaf)
-        for (const auto& cell : attribution.cells)
+    sampling::PhaseMap phases;
+    if (leaf != sampling::Leaf::function)
+        for (const auto& cell : attribution.cells) {
             mnemonics.merge(sampling::mnemonics_of(cell.functions));
-    sampling::StackFolder folder(resolver, instruction_leaf, &mnemonics);
+            phases.merge(sampling::phases_of(cell.functions));
+        }
+    sampling::StackFolder folder(resolver, leaf, &mnemonics, &phases);
     for (const auto& cell : run.cells) {
         const std::string root = fmt::format("{}/{}t", cell.lock, cell.threads);
         for (const auto& trial : cell.trials)
@@ -167,7 +170,7 @@ ReportInputs gather_report_inputs(const workload::RunResult& run,
     ReportInputs inputs;
     if (run.sampling && has_raw_samples(run)) {
         inputs.attribution = attribute(run, annotate);
-        inputs.stacks = folded_stacks(run, *inputs.attribution, false);
+        inputs.stacks = folded_stacks(run, *inputs.attribution, sampling::Leaf::phase);
     } else if (run.sampling) {
         inputs.omitted.push_back(
             "hot instructions and flamegraph: the result holds no raw samples (--output leaves "

@@ -21,7 +21,8 @@ namespace po = boost::program_options;
 namespace lockprof::cli {
 
 int convert_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
-    StackOutputs outputs("one per cell (tas/2t)", "sym+0x1c xchg", /*implies_sample=*/false);
+    StackOutputs outputs("one per cell (tas/2t)", "sym+0x1c xchg", /*implies_sample=*/false,
+                         /*loop_phases=*/true);
     po::options_description o("Options");
     o.add_options()("help,h", "show this help");
     o.add(outputs.options());
@@ -56,13 +57,13 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
             "'{}' holds no raw samples; record them with `lockprof --sample --samples-out "
             "FILE` (--output leaves them out to keep result files small)",
             file));
-    // Instruction leaves name the sampled instruction, which takes the annotation's
-    // disassembly; function leaves and pprof resolve symbols only.
+    // Phase and instruction leaves name the sampled instruction and the acquire loop, which
+    // take the annotation's disassembly; function leaves and pprof resolve symbols only.
     analysis::Attribution attribution;
-    if (outputs.instruction_leaf()) attribution = analysis::attribute(run, {});
+    if (outputs.leaf() != sampling::Leaf::function) attribution = analysis::attribute(run, {});
     for (const auto& w : attribution.warnings) fmt::print(stderr, "warning: {}\n", w);
     outputs.write([&] {
-        return SampledStacks{analysis::folded_stacks(run, attribution, outputs.instruction_leaf()),
+        return SampledStacks{analysis::folded_stacks(run, attribution, outputs.leaf()),
                              analysis::flamegraph_options(run),
                              [&] { return analysis::pprof_profile(run); }};
     });

@@ -129,9 +129,9 @@ class SamplingExtension : public RunExtension {
         if (!samples_out_.empty())
             write_file_atomically(samples_out_, report::to_json(run, summaries).dump() + "\n");
         stacks_.write([&] {
-            return SampledStacks{
-                analysis::folded_stacks(run, *attribution, stacks_.instruction_leaf()),
-                analysis::flamegraph_options(run), [&] { return analysis::pprof_profile(run); }};
+            return SampledStacks{analysis::folded_stacks(run, *attribution, stacks_.leaf()),
+                                 analysis::flamegraph_options(run),
+                                 [&] { return analysis::pprof_profile(run); }};
         });
     }
 
@@ -140,7 +140,8 @@ class SamplingExtension : public RunExtension {
         "sample where each worker thread spends its time and annotate the hottest functions "
         "instruction by instruction (docs/sampling.md)",
         3, " per cell"};
-    StackOutputs stacks_{"one per cell (tas/2t)", "sym+0x1c xchg"};
+    StackOutputs stacks_{"one per cell (tas/2t)", "sym+0x1c xchg", /*implies_sample=*/true,
+                         /*loop_phases=*/true};
     bool sample_ = false;
     bool quiet_ = false;
     std::optional<bool> explain_;

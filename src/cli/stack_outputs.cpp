@@ -56,10 +56,11 @@ std::span<const StackOutput> stack_outputs() {
 }
 
 StackOutputs::StackOutputs(std::string roots, std::string instruction_leaf_example,
-                           bool implies_sample)
+                           bool implies_sample, bool loop_phases)
     : roots_(std::move(roots)),
       instruction_leaf_example_(std::move(instruction_leaf_example)),
-      implies_sample_(implies_sample) {}
+      implies_sample_(implies_sample),
+      loop_phases_(loop_phases) {}
 
 po::options_description StackOutputs::options() const {
     po::options_description o;
@@ -71,20 +72,36 @@ po::options_description StackOutputs::options() const {
                             .c_str());
         if (output.leaf) names += fmt::format("{}--{}", names.empty() ? "" : "/", output.name);
     }
-    o.add_options()("leaf", po::value<std::string>()->default_value("function"),
-                    fmt::format("leaf frames of {}: function, or instruction ({}); their root "
-                                "frames are {}",
-                                names, instruction_leaf_example_, roots_)
-                        .c_str());
+    const std::string help =
+        loop_phases_ ? fmt::format(
+                           "leaf frames of {}: phase (in the measured loop, where the time went "
+                           "-- acquire loop, critical section, release, parallel work, loop "
+                           "harness -- and the instruction under it; elsewhere the function), "
+                           "function, or instruction (every stack ends in one: {}); their root "
+                           "frames are {}",
+                           names, instruction_leaf_example_, roots_)
+                     : fmt::format(
+                           "leaf frames of {}: function, or instruction ({}); their root "
+                           "frames are {}",
+                           names, instruction_leaf_example_, roots_);
+    o.add_options()("leaf",
+                    po::value<std::string>()->default_value(loop_phases_ ? "phase" : "function"),
+                    help.c_str());
     return o;
 }
 
 void StackOutputs::read(const po::variables_map& vm) {
     const std::string leaf = vm["leaf"].as<std::string>();
-    if (leaf != "function" && leaf != "instruction")
-        throw UsageError(
-            fmt::format("--leaf: '{}' is not a leaf kind; use function or instruction", leaf));
-    instruction_leaf_ = leaf == "instruction";
+    if (leaf == "function")
+        leaf_ = sampling::Leaf::function;
+    else if (leaf == "instruction")
+        leaf_ = sampling::Leaf::instruction;
+    else if (leaf == "phase" && loop_phases_)
+        leaf_ = sampling::Leaf::phase;
+    else
+        throw UsageError(fmt::format(
+            "--leaf: '{}' is not a leaf kind; use {}", leaf,
+            loop_phases_ ? "phase, function or instruction" : "function or instruction"));
     files_.clear();
     for (const auto& output : stack_outputs())
         if (vm.count(output.name)) {

@@ -15,6 +15,7 @@
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/export/folded.hpp"
 #include "lockprof/export/pprof.hpp"
+#include "lockprof/sampling/stacks.hpp"
 
 namespace lockprof::cli {
 
@@ -45,8 +46,10 @@ class StackOutputs {
     // leaf frame as this command's stacks show one ("sym+0x1c pause").
     // implies_sample: the command samples when an output is asked for (run, record), as
     // opposed to reading saved samples (convert).
+    // loop_phases: the stacks are lockprof's own runs, whose measured loop has phases
+    // (sampling::Leaf::phase, the default then).
     StackOutputs(std::string roots, std::string instruction_leaf_example,
-                 bool implies_sample = true);
+                 bool implies_sample = true, bool loop_phases = false);
 
     // Every row's --NAME FILE and --leaf, without a caption (add_options_of).
     boost::program_options::options_description options() const;
@@ -56,8 +59,9 @@ class StackOutputs {
     void read(const boost::program_options::variables_map& vm);
 
     bool any() const { return !files_.empty(); }
-    // --leaf instruction: the leaf frame is the sampled instruction, not its function.
-    bool instruction_leaf() const { return instruction_leaf_; }
+    // --leaf: what the stacks end in.
+    sampling::Leaf leaf() const { return leaf_; }
+    bool instruction_leaf() const { return leaf_ == sampling::Leaf::instruction; }
 
     // Renders every output asked for into its file (atomically); `stacks` is called once, and
     // only when some output was asked for.
@@ -66,7 +70,8 @@ class StackOutputs {
   private:
     std::string roots_, instruction_leaf_example_;
     bool implies_sample_ = true;
-    bool instruction_leaf_ = false;
+    bool loop_phases_ = false;
+    sampling::Leaf leaf_ = sampling::Leaf::function;
     std::vector<std::pair<const StackOutput*, std::string>> files_;  // row, path
 };
 

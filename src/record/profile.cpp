@@ -304,7 +304,9 @@ exporting::FoldedStacks folded_stacks(const RecordResult& result, const Images& 
     const auto mnemonics =
         instruction_leaf ? sampling::mnemonics_of(profile.annotated) : sampling::MnemonicMap{};
     for (const auto& group : images.all()) {
-        sampling::StackFolder folder(group.resolver, instruction_leaf, &mnemonics);
+        sampling::StackFolder folder(
+            group.resolver,
+            instruction_leaf ? sampling::Leaf::instruction : sampling::Leaf::function, &mnemonics);
         for (const auto* s : group.samples) {
             const auto name = name_of.find(static_cast<pid_t>(s->pid));
             stacks.add(

@@ -433,6 +433,9 @@ std::string cell_functions(const sampling::CellAnnotation& cell, const HtmlRepor
         fmt::format("<h3>{} ({} samples; acquire loop {:.1f}%, whole acquire path {:.1f}%)</h3>\n",
                     escape_html(cell.lock), cell.samples, cell.acquire_loop_share * 100,
                     cell.acquire_path_share * 100);
+    if (const auto phases = sampling::describe_phases(cell); !phases.empty())
+        out += fmt::format("<p>Measured loop by phase (of all samples): {}</p>\n",
+                           escape_html(phases));
     unsigned shown = 0;
     for (const auto& f : cell.functions) {
         if (shown == options.annotate_functions) break;

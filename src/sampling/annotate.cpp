@@ -33,6 +33,7 @@ struct CodeCache {
     struct Code {
         std::vector<symbols::Instruction> instructions;
         std::vector<bool> in_lock;
+        std::vector<LoopPhase> phase;  // none outside measured loops
         std::vector<std::string> source;
         std::string error;
         std::string missing_objdump;  // the objdump it needs cannot be run here
@@ -51,12 +52,6 @@ namespace {
 constexpr std::size_t kWholeFunctionLimit = 48;
 constexpr std::size_t kContextLines = 3;
 
-bool is_lock_function(std::string_view name) {
-    if (name.find("lockprof::locks::") == std::string_view::npos) return false;
-    return name.find("::lock(") != std::string_view::npos ||
-           name.find("::try_lock(") != std::string_view::npos;
-}
-
 const CodeCache::Code& code_for(CodeCache& cache, const symbols::Disassembler& disassembler,
                                 const symbols::SymbolResolver& resolver,
                                 const symbols::Location& loc) {
@@ -72,13 +67,18 @@ const CodeCache::Code& code_for(CodeCache& cache, const symbols::Disassembler& d
         const std::uint64_t start = loc.file_address(loc.symbol_start);
         code.instructions = disassembler.disassemble(loc.module, start, start + loc.symbol_size);
         const bool whole_is_lock = is_lock_function(loc.symbol);
+        const bool measured_loop = is_measured_loop(loc.symbol);
         std::string last_source;
         for (const auto& insn : code.instructions) {
             const std::uint64_t runtime = insn.address + loc.bias;
             bool in_lock = whole_is_lock;
-            for (const auto& name : resolver.inlined_at(runtime)) in_lock |= is_lock_function(name);
+            const auto chain = resolver.inlined_at(runtime);
+            for (const auto& name : chain) in_lock |= is_lock_function(name);
             code.in_lock.push_back(in_lock);
             const auto [file, line] = resolver.source_line(runtime);
+            // No line information, no inline chains either (a build without -g): no phase.
+            code.phase.push_back(measured_loop && !file.empty() ? loop_phase(chain)
+                                                                : LoopPhase::none);
             std::string source;
             if (!file.empty())
                 source =
@@ -149,6 +149,7 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
         return functions[x].weight > functions[y].weight;
     });
     double loop_weight = 0, path_weight = 0;
+    std::map<LoopPhase, double> phase_weight;
     for (std::size_t rank = 0; rank < order.size(); ++rank) {
         HotFunction f = std::move(functions[order[rank]]);
         f.share = f.weight / a.total_weight;
@@ -167,6 +168,7 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
                 ai.instruction = code.instructions[i];
                 ai.runtime_address = ai.instruction.address + loc.bias;
                 ai.in_lock = code.in_lock[i];
+                ai.phase = code.phase[i];
                 ai.source = code.source[i];
                 f.instructions.push_back(std::move(ai));
             }
@@ -180,7 +182,13 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
             }
             for (auto& i : f.instructions) i.share = i.weight / a.total_weight;
             if (!f.instructions.empty()) f.loop_rule = mark_acquire_loop(f);
+            const bool loop_marked = std::any_of(f.instructions.begin(), f.instructions.end(),
+                                                 [](const auto& i) { return i.in_acquire_loop; });
+            for (auto& i : f.instructions)
+                if (loop_marked && i.phase == LoopPhase::acquire)
+                    i.phase = i.in_acquire_loop ? LoopPhase::acquire_loop : LoopPhase::acquire_rest;
             for (const auto& i : f.instructions) {
+                if (i.phase != LoopPhase::none) phase_weight[i.phase] += i.weight;
                 if (i.in_acquire_loop) loop_weight += i.weight;
                 if (i.in_acquire_loop || i.in_lock) path_weight += i.weight;
             }
@@ -189,7 +197,17 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
     }
     a.acquire_loop_share = loop_weight / a.total_weight;
     a.acquire_path_share = path_weight / a.total_weight;
+    if (!phase_weight.empty())
+        for (const LoopPhase phase : kLoopPhases)
+            a.phase_shares.emplace_back(phase, phase_weight[phase] / a.total_weight);
     return a;
+}
+
+std::string describe_phases(const CellAnnotation& cell) {
+    std::vector<std::string> parts;
+    for (const auto& [phase, share] : cell.phase_shares)
+        if (share > 0) parts.push_back(fmt::format("{} {:.1f}%", phase_name(phase), share * 100));
+    return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string render_annotation(const CellAnnotation& cell, const profiling::SamplingInfo& info,
@@ -212,6 +230,8 @@ std::string render_annotation(const CellAnnotation& cell, const profiling::Sampl
             "  acquire loop: {:.1f}% of samples; whole acquire path (loop and inlined "
             "lock()): {:.1f}%\n",
             cell.acquire_loop_share * 100, cell.acquire_path_share * 100);
+    if (const auto phases = describe_phases(cell); !phases.empty())
+        out += fmt::format("  measured loop by phase (of all samples): {}\n", phases);
     for (std::size_t i = 0; i < cell.functions.size() && i < std::max(top_functions, 5u); ++i)
         out += fmt::format("  {:6.2f}%  {}  [{}]\n", cell.functions[i].share * 100,
                            cell.functions[i].short_name,

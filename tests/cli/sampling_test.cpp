@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -173,6 +174,46 @@ TEST(CliSampling, FoldedStacksWithInstructionLeaves) {
     EXPECT_NE(folded.find("measured_loop<TasLock<"), std::string::npos);
     EXPECT_TRUE(std::regex_search(folded, std::regex(R"(\+0x[0-9a-f]+ [a-z])"))) << folded;
     EXPECT_NE(read_all(dir / "out.svg").find("<svg"), std::string::npos);
+}
+
+// The default leaf of a sampled run: the measured loop's phase under its frame and the sampled
+// instruction under that, so the flamegraph says where in the lock the time went; tas's
+// threads spin in its acquire loop, and the annotation gives each phase's share.
+TEST(CliSampling, FlamegraphLeavesSayWhereInTheLoopTheTimeWent) {
+    TempDir dir;
+    const auto r = run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "300ms",
+                                 "--trials", "1", "--folded", (dir / "out.folded").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string folded = read_all(dir / "out.folded");
+    const std::regex phased(
+        R"((^|\n)tas/2t;([^;\n]+;)*measured_loop<TasLock<[^;\n]*;(acquire loop|acquire \(outside the loop\)|critical section|release|parallel work|loop harness);\+0x[0-9a-f]+ [a-z][^;\n]* \d+)");
+    EXPECT_TRUE(std::regex_search(folded, phased)) << folded.substr(0, 2000);
+    // Most samples of a spinning tas are in its acquire loop.
+    std::uint64_t loop = 0, total = 0;
+    std::istringstream lines(folded);
+    for (std::string line; std::getline(lines, line);) {
+        const auto weight = std::stoull(line.substr(line.rfind(' ') + 1));
+        total += weight;
+        if (line.find(";acquire loop;") != std::string::npos) loop += weight;
+    }
+    EXPECT_GT(loop * 2, total) << folded.substr(0, 2000);
+    EXPECT_NE(r.out.find("measured loop by phase (of all samples): acquire loop "),
+              std::string::npos)
+        << r.out;
+
+    const auto functions =
+        run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "100ms", "--trials", "1",
+                      "--quiet", "--folded", (dir / "f.folded").string(), "--leaf", "function"});
+    ASSERT_EQ(functions.exit_code, 0) << functions.err;
+    const std::string plain = read_all(dir / "f.folded");
+    EXPECT_EQ(plain.find(";acquire loop"), std::string::npos) << plain;
+    EXPECT_TRUE(std::regex_search(plain, std::regex(R"(measured_loop<TasLock<[^;]*> \d+)")))
+        << plain;
+
+    // record's stacks are other programs': no loop phases to show.
+    const auto record = run_lockprof({"record", "--leaf", "phase", "--", "true"});
+    EXPECT_EQ(record.exit_code, 2) << record.err;
+    EXPECT_NE(record.err.find("use function or instruction"), std::string::npos) << record.err;
 }
 
 // How often `needle` occurs in `text`.

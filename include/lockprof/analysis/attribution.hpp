@@ -14,6 +14,7 @@
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/export/folded.hpp"
 #include "lockprof/sampling/annotate.hpp"
+#include "lockprof/sampling/stacks.hpp"
 #include "lockprof/symbols/resolver.hpp"
 #include "lockprof/workload/results.hpp"
 
@@ -49,10 +50,12 @@ exporting::SvgOptions flamegraph_options(const workload::RunResult& run);
 // Per-cell sample totals and losses, as notes the run prints ("sampling: ... lost").
 std::vector<std::string> loss_notes(const workload::RunResult& run);
 
-// Folded stacks of all cells, one root frame per cell ("tas/2t"), callers root first. With
-// instruction_leaf the leaf frame is the sampled instruction ("measured_loop<...>+0x58 xchg").
+// Folded stacks of all cells, one root frame per cell ("tas/2t"), callers root first, ending
+// as `leaf` says (sampling::Leaf: the function; the loop phase and instruction in the measured
+// loop, "measured_loop<...>;acquire loop;+0x58 xchg"; every instruction).
+// The attribution's annotated functions name the mnemonics and the acquire loop.
 exporting::FoldedStacks folded_stacks(const workload::RunResult& run,
-                                      const Attribution& attribution, bool instruction_leaf);
+                                      const Attribution& attribution, sampling::Leaf leaf);
 
 // True when any thread of any trial holds a raw sample.
 bool has_raw_samples(const workload::RunResult& run);

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lockprof/sampling/phases.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
 #include "lockprof/profiling/data.hpp"
@@ -32,11 +33,12 @@ struct AnnotateOptions {
 struct AnnotatedInstruction {
     symbols::Instruction instruction;  // file address
     std::uint64_t runtime_address = 0;
-    double weight = 0;             // sum of sample weights on it
-    double share = 0;              // of the cell's total weight
-    bool in_lock = false;          // inside an inlined lock()/try_lock() (DWARF)
-    bool in_acquire_loop = false;  // inside the acquire loop (acquire_loop.hpp)
-    std::string source;            // "tas.hpp:29" when the line changes, else ""
+    double weight = 0;                  // sum of sample weights on it
+    double share = 0;                   // of the cell's total weight
+    bool in_lock = false;               // inside an inlined lock()/try_lock() (DWARF)
+    bool in_acquire_loop = false;       // inside the acquire loop (acquire_loop.hpp)
+    LoopPhase phase = LoopPhase::none;  // where in lockprof's measured loop (phases.hpp)
+    std::string source;                 // "tas.hpp:29" when the line changes, else ""
 };
 
 struct HotFunction {
@@ -60,12 +62,19 @@ struct CellAnnotation {
     double acquire_loop_share = 0;  // of all the cell's samples, over its annotated functions
     // Acquire loop plus the rest of the inlined lock() (its fast path): all of acquiring.
     double acquire_path_share = 0;
+    // Each loop phase's share of all the cell's samples (phases.hpp), in the loop's order, over
+    // the annotated measured loops; empty when no annotated function is one or it has no inline
+    // information.
+    std::vector<std::pair<LoopPhase, double>> phase_shares;
     double unresolved_share = 0;         // samples no symbol covers
     std::vector<HotFunction> functions;  // hottest first, all resolved functions
     // The objdump programs a listing needed that cannot be run here (no binutils): those
     // functions have neither instructions nor an error, and the acquire loop is not marked.
     std::vector<std::string> missing_objdump;
 };
+
+// "acquire loop 83.1%, critical section 5.0%, ...": the phases with samples, "" for none.
+std::string describe_phases(const CellAnnotation& cell);
 
 // The one line said once when `objdump` cannot be run here: what is lost (listings, the acquire
 // loop), what is still shown, and how to annotate on another machine. `record`: for `lockprof

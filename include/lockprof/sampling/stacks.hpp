@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lockprof/sampling/annotate.hpp"
+#include "lockprof/sampling/phases.hpp"
 #include "lockprof/symbols/resolver.hpp"
 #include "lockprof/profiling/data.hpp"
 
@@ -20,6 +21,19 @@ namespace lockprof::sampling {
 using MnemonicMap = std::map<std::pair<std::string, std::uint64_t>, std::string>;
 MnemonicMap mnemonics_of(const std::vector<HotFunction>& functions);
 
+// The phases of the annotated instructions of measured loops (phases.hpp).
+PhaseMap phases_of(const std::vector<HotFunction>& functions);
+
+// What a stack ends in (--leaf):
+//   function     the sampled function;
+//   phase        in lockprof's measured loop, the loop phase under the loop's frame and the
+//                sampled instruction under it, without the function it is in, which is two
+//                frames up ("measured_loop<...>;acquire loop;+0x58 xchg"); elsewhere the
+//                function. A call the loop
+//                makes (pthread_mutex_lock) sits under the phase of its call site;
+//   instruction  every stack ends in the sampled instruction, loop phases as with phase.
+enum class Leaf { function, phase, instruction };
+
 // A function frame's name: the short name ("TasLock<(Delay)1>::lock"); "[postgres]", the file
 // name in brackets, for code of a module no symbol covers (a stripped binary's static
 // functions; the convention of perf's stackcollapse); "[vdso]", "[kernel]" (kernel addresses a
@@ -28,24 +42,31 @@ std::string frame_name(const symbols::Location& location);
 
 class StackFolder {
   public:
-    // With instruction_leaf every stack ends in the sampled instruction, "measured_loop<...>+0x58
-    // xchg" (the mnemonic when `mnemonics` has the address). `resolver` and `mnemonics` must
-    // outlive the folder.
-    StackFolder(const symbols::SymbolResolver& resolver, bool instruction_leaf,
-                const MnemonicMap* mnemonics = nullptr);
+    // `leaf` as above; an instruction leaf reads "measured_loop<...>+0x58 xchg" (the mnemonic
+    // when `mnemonics` has the address). `phases` gives the acquire loop's instructions (the
+    // annotation marked them); without it, or for a measured loop it does not cover, the
+    // phase comes from the inline chain alone and the acquire loop is not told apart from the
+    // rest of lock(). `resolver`, `mnemonics` and `phases` must outlive the folder.
+    StackFolder(const symbols::SymbolResolver& resolver, Leaf leaf,
+                const MnemonicMap* mnemonics = nullptr, const PhaseMap* phases = nullptr);
 
-    // `root` first, then the callers outermost first, the sampled function, and the
-    // instruction leaf.
+    // `root` first, then the callers outermost first, the sampled function, and the leaves
+    // `leaf` asks for.
     std::vector<std::string> frames(std::string root, const profiling::RawSample& sample);
 
   private:
-    const std::string& function(std::uint64_t address);
-    std::string leaf(std::uint64_t ip) const;
+    struct Frame {
+        std::string name;
+        LoopPhase phase = LoopPhase::none;  // none outside measured loops or with Leaf::function
+    };
+    const Frame& frame(std::uint64_t address);
+    std::string leaf(std::uint64_t ip, bool with_function) const;
 
     const symbols::SymbolResolver& resolver_;
-    bool instruction_leaf_;
+    Leaf leaf_;
     const MnemonicMap* mnemonics_;
-    std::unordered_map<std::uint64_t, std::string> names_;
+    const PhaseMap* phases_;
+    std::unordered_map<std::uint64_t, Frame> frames_;
 };
 
 }  // namespace lockprof::sampling

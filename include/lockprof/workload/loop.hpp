@@ -23,6 +23,40 @@ struct LockSlot : LockT {
     NeighbourWords words;
 };
 
+// The critical section, between the lock's acquire and its release: increments of the shared
+// lines and the busy work, with the exclusion check around them (kCheck; see measured_loop).
+// Counts an overlap when another holder was seen inside. A function of its own, always
+// inlined, so that DWARF names the phase of every instruction (sampling/phases.hpp: the
+// flamegraph's "critical section"); the code is what it would be written inline.
+template <bool kCheck>
+[[gnu::always_inline]] inline void critical_section(std::atomic<std::uint64_t>& check,
+                                                    SharedLine* lines, unsigned line_count,
+                                                    std::uint64_t critical_iterations,
+                                                    std::uint64_t& overlaps) {
+    std::uint64_t entry = 0;
+    if constexpr (kCheck) entry = check.load(std::memory_order_relaxed);
+
+    // Relaxed load + store rather than fetch_add: inside a working lock this is exactly a
+    // plain increment (and moves the line like one). Line 0 is the check word.
+    if constexpr (!kCheck)
+        if (line_count > 0)
+            check.store(check.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    for (unsigned i = 1; i < line_count; ++i) {
+        auto& v = lines[i].value;
+        v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    arch::burn(critical_iterations);
+    if constexpr (kCheck) {
+        overlaps += check.load(std::memory_order_relaxed) != entry;
+        check.store(entry + 1, std::memory_order_relaxed);
+    }
+}
+
+// The busy work outside the lock, always inlined for the same reason ("parallel work").
+[[gnu::always_inline]] inline void parallel_work(std::uint64_t parallel_iterations) {
+    arch::burn(parallel_iterations);
+}
+
 // lockhammer's loop: acquire, critical work on shared lines, release, parallel work. The lock
 // calls are direct (LockT is a concrete type), so nothing indirect runs per iteration.
 //
@@ -61,23 +95,7 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
         if constexpr (kLatency) before = arch::ticks();
         lock.lock(context);
         if constexpr (kLatency) acquired = arch::ticks();
-        std::uint64_t entry = 0;
-        if constexpr (kCheck) entry = check.load(std::memory_order_relaxed);
-
-        // Relaxed load + store rather than fetch_add: inside a working lock this is exactly a
-        // plain increment (and moves the line like one). Line 0 is the check word.
-        if constexpr (!kCheck)
-            if (line_count > 0)
-                check.store(check.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        for (unsigned i = 1; i < line_count; ++i) {
-            auto& v = lines[i].value;
-            v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        }
-        arch::burn(critical_iterations);
-        if constexpr (kCheck) {
-            overlaps += check.load(std::memory_order_relaxed) != entry;
-            check.store(entry + 1, std::memory_order_relaxed);
-        }
+        critical_section<kCheck>(check, lines, line_count, critical_iterations, overlaps);
         lock.unlock(context);
         // Recorded after the release: the histogram update (bucket, count, total, max) would
         // otherwise lengthen the critical section, and latency runs would measure a different
@@ -89,7 +107,7 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
 
         ++acquires;
         progress.store(acquires, std::memory_order_relaxed);
-        arch::burn(parallel_iterations);
+        parallel_work(parallel_iterations);
     }
     result.acquires = acquires;
     result.overlaps = overlaps;
