@@ -71,6 +71,10 @@ int flamegraph_command(const std::vector<std::string>& args, const std::vector<s
         "leave out frames narrower than this many pixels")(
         "width", po::value(&svg.width)->default_value(1200), "image width in pixels")(
         "inverted", "icicle graph: root at the top, stacks growing down")(
+        "unit", po::value(&svg.count_name)->default_value("samples"),
+        "what the counts are, for the tooltips and the subtitle: samples, or ns for lockprof's "
+        "cpu-clock stacks (--folded of a run or record weighs each sample by its period: CPU "
+        "nanoseconds for cpu-clock, events for a hardware event)")(
         "strict", "fail (exit 2) on the first malformed input line instead of skipping it");
     po::options_description hidden;
     hidden.add_options()("input", po::value(&inputs));
@@ -130,8 +134,8 @@ int flamegraph_command(const std::vector<std::string>& args, const std::vector<s
         svg.title = vm.count("title") ? title : "Flame Graph";
         svg.subtitle = vm.count("subtitle")
                            ? subtitle
-                           : fmt::format("{}: {} samples, {} unique stacks", display(inputs[0]),
-                                         stacks.total(), stacks.size());
+                           : fmt::format("{}: {} {}, {} unique stacks", display(inputs[0]),
+                                         stacks.total(), svg.count_name, stacks.size());
         rendered = exporting::render_flamegraph_svg(stacks, svg);
     }
     if (output == "-") {

@@ -1,5 +1,5 @@
 // Each ISA flavour emits the instructions it claims, checked on this cross-built binary's own
-// code with GNU objdump (Capstone 4 cannot decode LSE, DESIGN.md §4):
+// code with GNU objdump (Capstone 4.0.2, Debian's only version, cannot decode ARMv8.1 LSE):
 //   tas@llsc  ldxr/ldaxr then stxr with no compare between (stores even when the lock is held)
 //   cas@llsc  a compare and a branch out of the LL/SC sequence before its stxr
 //   tas@lse   swp*, cas@lse cas*, and no store-exclusive anywhere in the lse flavour

@@ -1,8 +1,9 @@
 // Golden tests of `lockprof flamegraph` and `lockprof fold` on small synthetic inputs.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+#include <regex>
+
+#include <gtest/gtest.h>
 
 #include "cli/cli_runner.hpp"
 
@@ -56,6 +57,28 @@ TEST(CliFlamegraph, RendersSvgWithTitleAndDefaultSubtitle) {
     EXPECT_NE(svg.find("in.folded: 4 samples, 2 unique stacks"), std::string::npos);
     EXPECT_NE(svg.find("<title>s_lock (3 samples, 75.00%)</title>"), std::string::npos);
     EXPECT_EQ(files_in(dir.path), 2u) << "no temporary file left behind";
+}
+
+// lockprof's own folded files weigh cpu-clock samples in CPU nanoseconds: --unit names them,
+// in the subtitle, the tooltips and the diff's.
+TEST(CliFlamegraph, UnitNamesWhatTheCountsAre) {
+    TempDir dir;
+    write(dir / "in.folded", "main;s_lock 3000000\nmain;work 1000000\n");
+    auto r = run_lockprof({"flamegraph", (dir / "in.folded").string(), "-o",
+                           (dir / "out.svg").string(), "--unit", "ns"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto svg = read_all(dir / "out.svg");
+    EXPECT_NE(svg.find("in.folded: 4000000 ns, 2 unique stacks"), std::string::npos) << svg;
+    EXPECT_NE(svg.find("<title>s_lock (3,000,000 ns, 75.00%)</title>"), std::string::npos);
+    EXPECT_FALSE(std::regex_search(svg, std::regex("[0-9] samples"))) << svg;
+    auto d = run_lockprof({"flamegraph", "--diff", (dir / "in.folded").string(),
+                           (dir / "in.folded").string(), "-o", (dir / "d.svg").string(), "--unit",
+                           "ns"});
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+    const auto diff = read_all(dir / "d.svg");
+    EXPECT_NE(diff.find("(after: 3,000,000 ns, 75.00%; before: 3,000,000 ns"), std::string::npos)
+        << diff;
+    EXPECT_FALSE(std::regex_search(diff, std::regex("[0-9] samples"))) << diff;
 }
 
 TEST(CliFlamegraph, SkipsMalformedLinesWithCountOnStderr) {

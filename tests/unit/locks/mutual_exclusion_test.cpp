@@ -4,8 +4,9 @@
 // between, so an overlapping critical section is caught inside it, not only in the final count.
 // The payload is reached through a pointer the compiler cannot see through across threads, and
 // the lock operations are std::atomic acquire/release, so the compiler may not keep the payload
-// in registers across lock()/unlock() (the GCC IPA pitfall of DESIGN.md §4 needed a plain global
-// touched from noinline functions without atomics).
+// in registers across lock()/unlock() (GCC's IPA reference analysis hoisted a plain global
+// counter, touched from noinline functions without atomics, out of the loop at -O2, and the
+// counts came out wrong).
 #include <atomic>
 #include <chrono>
 #include <thread>
