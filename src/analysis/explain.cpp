@@ -217,6 +217,32 @@ std::vector<Claim> rmw_rule(PairContext& p) {
     return {text};
 }
 
+// One lock's threads spent much of the window off-CPU where the other's ran: it waits by
+// sleeping (or was descheduled), so its spinning figures tell only part of its story.
+std::vector<Claim> cpu_use_rule(PairContext& p) {
+    const CellEvidence* lo = &p.a;
+    const CellEvidence* hi = &p.b;
+    if (lo->cpus_used.median > hi->cpus_used.median) std::swap(hi, lo);
+    const double l = lo->cpus_used.median, h = hi->cpus_used.median;
+    if (l <= 0 || l > p.t.cpu_use_ratio * h) return {};  // 0: no CPU time recorded
+    if (lo->cpus_used.values.size() > 1 && hi->cpus_used.values.size() > 1 &&
+        ranges_overlap(lo->cpus_used, hi->cpus_used))
+        return {};
+    std::string text = fmt::format("{}'s threads ran on {} CPUs on average, {}'s on {}", lo->lock,
+                                   format_figure(l), hi->lock, format_figure(h));
+    if (lo->sleeps_per_acquire.median > 0)
+        text +=
+            fmt::format(": {} waits off-CPU, sleeping {} times a second per thread", lo->lock,
+                        format_figure(lo->sleeps_per_acquire.median *
+                                      lo->acquires_per_second.median / std::max(lo->threads, 1u)));
+    else
+        text += fmt::format(
+            ": {} spent more of the window descheduled (it does not sleep in the lock; other "
+            "load, or more threads than CPUs)",
+            lo->lock);
+    return {text};
+}
+
 // `other`: the pair's other cell. A failure count that is 0 for both is left to the
 // counted-events rule: it may mean the PMU does not count it, not that nothing failed.
 std::string hot_instruction_claim(const CellEvidence& cell, const CellEvidence& other,
@@ -438,6 +464,7 @@ const std::vector<Rule>& rules() {
     static const std::vector<Rule> all = {
         {"throughput", "acquires/s per trial", throughput_rule},
         {"rmw_per_acquire", "AttemptStats rmw_attempts and spin_iterations", rmw_rule},
+        {"cpu_use", "threads' CPU time over the trial window, sleeps", cpu_use_rule},
         {"hot_instruction", "samples with instruction annotation, stxr events",
          hot_instruction_rule},
         {"exclusive_failures", "stxr_fail events without samples", exclusive_failure_rule},
@@ -462,6 +489,8 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
         e.acquires_per_second = s.acquires_per_second;
         e.rmw_per_acquire = s.rmw_per_acquire;
         e.spins_per_acquire = s.spins_per_acquire;
+        e.sleeps_per_acquire = s.sleeps_per_acquire;
+        e.cpus_used = s.cpus_used;
         for (const auto& event : s.events)
             if (event.counted) e.events_per_acquire.emplace_back(event.event, event.per_acquire);
         e.derived = s.derived;

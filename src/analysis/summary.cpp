@@ -17,7 +17,7 @@ namespace {
 struct TrialFigures {
     double acquires = 0, per_second = 0, wall_per = 0, cpu_per = 0, ticks_per = 0, rmw_per = 0,
            spins_per = 0, sleeps_per = 0, jain = 1, min_max = 1, cv = 0, critical_work = 0,
-           parallel_work = 0, full_concurrency = 1;
+           parallel_work = 0, full_concurrency = 1, cpus = 0;
 };
 
 // Latest start to earliest end over first start to last end, from the threads' own clocks.
@@ -54,6 +54,7 @@ TrialFigures figures_of(const workload::TrialResult& t) {
     f.per_second = t.wall_ns ? f.acquires / (static_cast<double>(t.wall_ns) * 1e-9) : 0;
     f.wall_per = static_cast<double>(t.wall_ns) / acquires;
     f.cpu_per = cpu / acquires;
+    f.cpus = t.wall_ns ? cpu / static_cast<double>(t.wall_ns) : 0;
     f.ticks_per = static_cast<double>(t.ticks) / acquires;
     f.rmw_per = rmw / acquires;
     f.spins_per = spins / acquires;
@@ -124,6 +125,7 @@ std::vector<CellSummary> summarize(const workload::RunResult& run) {
         s.acquires_per_second = collect(&TrialFigures::per_second);
         s.wall_ns_per_acquire = collect(&TrialFigures::wall_per);
         s.cpu_ns_per_acquire = collect(&TrialFigures::cpu_per);
+        s.cpus_used = collect(&TrialFigures::cpus);
         s.ticks_per_acquire = collect(&TrialFigures::ticks_per);
         s.rmw_per_acquire = collect(&TrialFigures::rmw_per);
         s.spins_per_acquire = collect(&TrialFigures::spins_per);

@@ -242,9 +242,8 @@ struct Report {
 std::string provenance_section(const Report& report) {
     std::string out = provenance_block(report.run, report.summaries);
     std::vector<std::string> notes = report.run.notes;
-    for (const auto& s : report.summaries)
-        if (auto note = partial_concurrency_note(s); !note.empty())
-            notes.push_back(std::move(note));
+    for (auto& note : cell_notes(report.summaries, report.run.provenance.logical_cpus))
+        notes.push_back(std::move(note));
     for (const auto& o : report.extras.omitted) notes.push_back("not in this report: " + o);
     if (!notes.empty()) {
         out += "<h3>Notes</h3>\n<ul class=\"notes\">\n";

@@ -176,6 +176,7 @@ json summary_json(const analysis::CellSummary& s) {
               {"acquires_per_second", spread_json(s.acquires_per_second)},
               {"wall_ns_per_acquire", spread_json(s.wall_ns_per_acquire)},
               {"cpu_ns_per_acquire", spread_json(s.cpu_ns_per_acquire)},
+              {"cpus_used", spread_json(s.cpus_used)},
               {"ticks_per_acquire", spread_json(s.ticks_per_acquire)},
               {"rmw_per_acquire", spread_json(s.rmw_per_acquire)},
               {"spins_per_acquire", spread_json(s.spins_per_acquire)},

@@ -11,6 +11,41 @@
 
 namespace lockprof::report {
 
+std::string cpu_use_note(const analysis::CellSummary& s, unsigned online_cpus) {
+    // No CPU time recorded (cpu_ns 0: a result written without it) says nothing.
+    if (s.trials == 0 || !s.cell || s.cpus_used.median <= 0) return "";
+    const unsigned threads = s.cell->threads;
+    const double used = s.cpus_used.median;
+    if (online_cpus > 0 && threads > online_cpus)
+        return fmt::format(
+            "{} with {} threads on {} online CPUs: oversubscribed, the threads ran on {:.2f} "
+            "CPUs on average; a descheduled holder stalls every waiter until it runs again "
+            "(lock-holder preemption), so these figures are not what {} CPUs would show",
+            s.cell->lock, threads, online_cpus, used, threads);
+    const double could = online_cpus > 0 ? std::min(threads, online_cpus) : threads;
+    // Threads that finished early (partial concurrency) have their own note.
+    if (used >= kCpuUseNote * could || s.full_concurrency.median < kFullConcurrencyNote) return "";
+    return fmt::format(
+        "{} with {} thread{}: the threads ran on only {:.2f} of {:.0f} CPU{} on average; the rest "
+        "of the window they were off-CPU ({}), and cpu ns/acq counts only their time on a CPU",
+        s.cell->lock, threads, threads == 1 ? "" : "s", used, could, could == 1 ? "" : "s",
+        s.sleeps_per_acquire.median > 0
+            ? fmt::format("the lock sleeps while it waits: {} times a second per thread",
+                          format_table_number(s.sleeps_per_acquire.median *
+                                              s.acquires_per_second.median / threads))
+            : std::string("descheduled by other load on this machine, or waiting in the "
+                          "kernel; --event context_switches counts how often"));
+}
+
+std::vector<std::string> cell_notes(const std::vector<analysis::CellSummary>& summaries,
+                                    unsigned online_cpus) {
+    std::vector<std::string> notes;
+    for (const auto& s : summaries)
+        for (auto note : {partial_concurrency_note(s), cpu_use_note(s, online_cpus)})
+            if (!note.empty()) notes.push_back(std::move(note));
+    return notes;
+}
+
 namespace {
 
 std::vector<std::string> event_names(const std::vector<analysis::CellSummary>& summaries) {
@@ -255,7 +290,9 @@ std::string render_table(const workload::RunResult& run,
     }
     out +=
         "\nacquires/s: median over trials (spread: half the min-max range); ns/acq: wall time / "
-        "acquires;\ncpu ns/acq: CPU time of all threads / acquires; rmw/acq: atomic "
+        "acquires;\ncpu ns/acq: CPU time of all threads / acquires; ticks/acq: the tick "
+        "counter (x86 TSC, aarch64\ngeneric timer; not core cycles) over the window / acquires; "
+        "rmw/acq: atomic "
         "read-modify-writes per acquire;\nspins/acq: polls of a held lock per acquire; "
         "fairness: Jain's index of per-thread acquires (1 = equal).\n";
     if (any_sleeps)
@@ -264,9 +301,8 @@ std::string render_table(const workload::RunResult& run,
         out +=
             "all-run: share of the trial window in which every thread was running the loop "
             "(median over trials).\n";
-    for (const auto& s : summaries)
-        if (const auto note = partial_concurrency_note(s); !note.empty())
-            out += "note: " + note + "\n";
+    for (const auto& note : cell_notes(summaries, run.provenance.logical_cpus))
+        out += "note: " + note + "\n";
     for (const auto& note : run.notes) out += "note: " + note + "\n";
     if (run.interrupted) out += "INTERRUPTED: results above cover only the trials that finished.\n";
     return out;

@@ -36,6 +36,8 @@ struct CellEvidence {
     Spread acquires_per_second;
     Spread rmw_per_acquire;
     Spread spins_per_acquire;
+    Spread sleeps_per_acquire;  // pg-slock's pg_usleep
+    Spread cpus_used;           // CPUs the threads ran on, on average (summary.hpp)
     std::vector<std::pair<std::string, Spread>> events_per_acquire;  // counted events only
     std::vector<DerivedMetric> derived;  // IPC, stxr fail ratio, where their inputs were counted
     // Sampling: sampled instructions of the annotated functions and the acquire loop's code.
@@ -51,6 +53,7 @@ struct ExplainThresholds {
     double rmw_ratio = 2.0;           // rmw/acquire differs at least this much
     double min_rmw = 1.5;             // and the larger is at least this (retries happen)
     double exclusive_fail_ratio = 2.0;
+    double cpu_use_ratio = 0.8;  // one lock's threads ran on at most this share of the other's CPUs
 };
 
 struct Finding {

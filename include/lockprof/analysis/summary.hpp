@@ -39,10 +39,14 @@ struct CellSummary {
     Spread acquires_per_second;
     Spread wall_ns_per_acquire;  // window / acquires: inverse throughput
     Spread cpu_ns_per_acquire;   // CPU time of all threads / acquires: cost incl. spinning
-    Spread ticks_per_acquire;    // tick counter (TSC / CNTVCT) over the window / acquires
-    Spread rmw_per_acquire;      // atomic read-modify-writes per acquire
-    Spread spins_per_acquire;    // polls of a held lock per acquire
-    Spread sleeps_per_acquire;   // times a waiter gave up its CPU per acquire (pg-slock)
+    // CPU time of all threads / the trial window: how many CPUs the threads ran on, on average
+    // (perf stat's "CPUs utilized"). Below the thread count they waited off-CPU: slept in the
+    // lock, or were descheduled (more threads than CPUs, other load).
+    Spread cpus_used;
+    Spread ticks_per_acquire;   // tick counter (TSC / CNTVCT) over the window / acquires
+    Spread rmw_per_acquire;     // atomic read-modify-writes per acquire
+    Spread spins_per_acquire;   // polls of a held lock per acquire
+    Spread sleeps_per_acquire;  // times a waiter gave up its CPU per acquire (pg-slock)
     // The busy work as the workers measured it after calibrating (ns per execution of the
     // calibrated critical / parallel work; median over threads, per trial). 0: none asked for.
     Spread critical_work_ns;

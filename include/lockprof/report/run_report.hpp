@@ -29,6 +29,18 @@ OptionalColumns optional_columns(const std::vector<analysis::CellSummary>& summa
 // window; "" otherwise.
 std::string partial_concurrency_note(const analysis::CellSummary& s);
 
+// Below this share of the CPUs its threads could have used (min(threads, online CPUs)), a
+// cell's threads are said to have waited off-CPU.
+constexpr double kCpuUseNote = 0.8;
+
+// The note for a cell with more threads than online CPUs (oversubscribed), or whose threads
+// ran on under kCpuUseNote of the CPUs they could use; "" otherwise. online_cpus 0: unknown.
+std::string cpu_use_note(const analysis::CellSummary& s, unsigned online_cpus);
+
+// Every per-cell note the table and the HTML report print, in that order.
+std::vector<std::string> cell_notes(const std::vector<analysis::CellSummary>& summaries,
+                                    unsigned online_cpus);
+
 // Header (provenance and workload), one table per thread count, notes.
 std::string render_table(const workload::RunResult& run,
                          const std::vector<analysis::CellSummary>& summaries);

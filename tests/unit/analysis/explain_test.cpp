@@ -119,6 +119,30 @@ TEST(Explain, RmwPerAcquireRuleNeedsNoPmu) {
         << text;
 }
 
+// The 2020 thread's pg-slock at 2 threads slept while tas spun: the explanation says so
+// instead of crediting only the exchanges; without sleeps it names descheduling; close CPU
+// use, overlapping trials or no recorded CPU time say nothing.
+TEST(Explain, CpuUseRuleSaysWhichLockWaitedOffCpu) {
+    auto tas = cell("tas", "tas", 2, {10e6, 11e6, 12e6}, 1.5, 0.5);
+    auto pg = cell("pg-slock", "pg-slock", 2, {14e6, 15e6, 16e6}, 1.4, 0.4);
+    tas.cpus_used = spread({1.95, 1.97, 1.99});
+    pg.cpus_used = spread({1.1, 1.2, 1.3});
+    pg.sleeps_per_acquire = spread({1e-5, 1e-5, 1e-5});
+    auto text = all_text(explain({tas, pg})[0]);
+    EXPECT_NE(text.find("pg-slock's threads ran on 1.2 CPUs on average, tas's on 2.0: pg-slock "
+                        "waits off-CPU, sleeping 75 times a second per thread"),
+              std::string::npos)
+        << text;
+    pg.sleeps_per_acquire = spread({0, 0, 0});
+    text = all_text(explain({tas, pg})[0]);
+    EXPECT_NE(text.find("pg-slock spent more of the window descheduled"), std::string::npos)
+        << text;
+    for (auto quiet : {spread({1.8, 1.9, 2.0}), spread({1.2, 1.6, 2.0}), spread({0, 0, 0})}) {
+        pg.cpus_used = quiet;
+        for (const auto& f : explain({tas, pg})[0].findings) EXPECT_NE(f.rule, "cpu_use") << f.text;
+    }
+}
+
 TEST(Explain, RmwRuleSilentWhenCountsAreClose) {
     auto tas = cell("tas", "tas", 2, {10e6, 11e6, 12e6}, 1.5, 0.5);
     auto cas = cell("cas", "cas", 2, {10.5e6, 11.5e6, 12.5e6}, 1.4, 0.4);

@@ -98,3 +98,45 @@ TEST(RunReport, FullConcurrencyBelowNinetyPercentIsShownWithANote) {
     EXPECT_EQ(csv_field(csv, "full_concurrency", 1), "0.4");
     EXPECT_EQ(csv_field(csv, "full_concurrency", 2), "1");
 }
+
+// How many CPUs the threads got: more threads than online CPUs is oversubscription, and
+// threads that ran on far fewer CPUs than they could waited off-CPU; both get a note, in the
+// table and the HTML report. No CPU time recorded says nothing.
+TEST(RunReport, CpuUseNotesOversubscriptionAndOffCpuWaiting) {
+    workload::RunResult run;
+    run.provenance.logical_cpus = 2;
+    run.cells = {cell("tas", 2), cell("pg-slock", 2), cell("ttas", 4)};
+    EXPECT_TRUE(report::cell_notes(analysis::summarize(run), 2).empty())
+        << "no CPU time recorded: nothing to say";
+    auto set_cpu = [&](workload::CellResult& c, std::uint64_t ns) {
+        for (auto& t : c.trials[0].threads) t.cpu_ns = ns;
+    };
+    set_cpu(run.cells[0], 990'000'000);  // 1.98 CPUs of 2
+    set_cpu(run.cells[1], 300'000'000);  // 0.6 CPUs of 2
+    set_cpu(run.cells[2], 490'000'000);  // 4 threads on 2 CPUs: 1.96
+    for (auto& t : run.cells[1].trials[0].threads) t.sleeps = 100;
+    const auto summaries = analysis::summarize(run);
+    EXPECT_NEAR(summaries[0].cpus_used.median, 1.98, 1e-9);
+    EXPECT_EQ(report::cpu_use_note(summaries[0], 2), "");
+    const auto slept = report::cpu_use_note(summaries[1], 2);
+    EXPECT_NE(slept.find("pg-slock with 2 threads: the threads ran on only 0.60 of 2 CPUs"),
+              std::string::npos)
+        << slept;
+    EXPECT_NE(slept.find("the lock sleeps while it waits: 100 times a second per thread"),
+              std::string::npos)
+        << slept;
+    const auto over = report::cpu_use_note(summaries[2], 2);
+    EXPECT_NE(over.find("ttas with 4 threads on 2 online CPUs: oversubscribed, the threads ran on "
+                        "1.96 CPUs"),
+              std::string::npos)
+        << over;
+    EXPECT_EQ(report::cpu_use_note(summaries[2], 0).find("oversubscribed"), std::string::npos)
+        << "unknown CPU count: no oversubscription claim";
+    const auto table = report::render_table(run, summaries);
+    EXPECT_NE(table.find("note: pg-slock with 2 threads: the threads ran on only"),
+              std::string::npos)
+        << table;
+    EXPECT_NE(table.find("note: ttas with 4 threads on 2 online CPUs"), std::string::npos);
+    EXPECT_EQ(table.find("note: tas with"), std::string::npos) << table;
+    EXPECT_NE(table.find("ticks/acq: the tick counter"), std::string::npos) << "legend";
+}
