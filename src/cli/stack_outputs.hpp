@@ -59,7 +59,7 @@ class StackOutputs {
     // --leaf instruction: the leaf frame is the sampled instruction, not its function.
     bool instruction_leaf() const { return instruction_leaf_; }
 
-    // Renders every output asked for into its file (atomically); `stacks` is called once, and
+    // Renders every output asked for into its file (write_output(), docs/reliability.md); `stacks` is called once, and
     // only when some output was asked for.
     void write(const std::function<SampledStacks()>& stacks) const;
 
