@@ -59,8 +59,8 @@ class StackOutputs {
     // --leaf instruction: the leaf frame is the sampled instruction, not its function.
     bool instruction_leaf() const { return instruction_leaf_; }
 
-    // Renders every output asked for into its file (write_output(), docs/reliability.md); `stacks` is called once, and
-    // only when some output was asked for.
+    // Renders every output asked for into its file (write_output(), docs/reliability.md); `stacks`
+    // is called once, and only when some output was asked for.
     void write(const std::function<SampledStacks()>& stacks) const;
 
   private:
