@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/output_file.hpp"
 #include "lockprof/common/parse.hpp"
 
 namespace lockprof::cli {
@@ -33,23 +34,34 @@ const std::vector<Command>& commands() {
     return all;
 }
 
+namespace {
+
+int dispatch(const std::vector<std::string>& args, const std::vector<std::string>& argv_copy) {
+    // `lockprof SUBCOMMAND ...`; anything else (options or nothing) is a run.
+    if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
+        for (const auto& command : commands())
+            if (args[0] == command.name)
+                return command.run({args.begin() + 1, args.end()}, argv_copy);
+        std::vector<std::string> names;
+        for (const auto& command : commands()) names.emplace_back(command.name);
+        const auto suggestion = did_you_mean(args[0], names);
+        throw UsageError(fmt::format(
+            "unknown command '{}'{}; see `lockprof --help` for the commands", args[0],
+            suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion)));
+    }
+    return run_command(args, argv_copy);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     std::vector<std::string> argv_copy(argv, argv + argc);
     std::vector<std::string> args(argv_copy.begin() + (argc > 0 ? 1 : 0), argv_copy.end());
     try {
-        // `lockprof SUBCOMMAND ...`; anything else (options or nothing) is a run.
-        if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
-            for (const auto& command : commands())
-                if (args[0] == command.name)
-                    return command.run({args.begin() + 1, args.end()}, argv_copy);
-            std::vector<std::string> names;
-            for (const auto& command : commands()) names.emplace_back(command.name);
-            const auto suggestion = did_you_mean(args[0], names);
-            throw UsageError(fmt::format(
-                "unknown command '{}'{}; see `lockprof --help` for the commands", args[0],
-                suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion)));
-        }
-        return run_command(args, argv_copy);
+        const int status = dispatch(args, argv_copy);
+        // What the command printed must have reached stdout: a full disk is not exit 0.
+        finish_standard_output();
+        return status;
     } catch (const Error& e) {
         std::fflush(stdout);
         fmt::print(stderr, "lockprof: {}\n", e.what());

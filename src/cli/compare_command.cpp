@@ -10,7 +10,7 @@
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "lockprof/analysis/compare.hpp"
-#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/report/json.hpp"
@@ -263,7 +263,7 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
         throw UsageError("--resamples: must be between 100 and 1000000; try 10000");
     options.resamples = static_cast<unsigned>(resamples);
     options.seed = parse_count(vm["seed"].as<std::string>(), "seed");
-    if (vm.count("output")) AtomicFile::check_writable(vm["output"].as<std::string>(), "output");
+    if (vm.count("output")) check_output(vm["output"].as<std::string>(), "output");
 
     // Read everything first: a bad file fails before any output.
     std::vector<Loaded> loaded;
@@ -285,7 +285,7 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
                 fmt::print(stderr, "lockprof: warning: {}: {}\n", c.other->file, w.message);
     }
     if (vm.count("output"))
-        write_file_atomically(vm["output"].as<std::string>(), text);
+        write_output(vm["output"].as<std::string>(), text);
     else
         std::cout << text;
     return 0;

@@ -13,7 +13,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
-#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/export/folded.hpp"
@@ -61,7 +61,7 @@ int flamegraph_command(const std::vector<std::string>& args, const std::vector<s
     std::string output, title, subtitle;
     po::options_description options("flamegraph options");
     options.add_options()("help,h", "show this help")(
-        "output,o", po::value(&output), "SVG file to write (written atomically; '-' = stdout)")(
+        "output,o", po::value(&output), "SVG file to write ('-' = stdout; docs/reliability.md)")(
         "diff", "differential flamegraph of two inputs: BEFORE AFTER")(
         "title", po::value(&title),
         "title (default \"Flame Graph\", or \"Differential Flame "
@@ -112,7 +112,7 @@ int flamegraph_command(const std::vector<std::string>& args, const std::vector<s
     if (!std::isfinite(svg.min_width_px) || svg.min_width_px < 0)
         throw UsageError(fmt::format("--minwidth {}: must be a non-negative number of pixels",
                                      vm["minwidth"].as<double>()));
-    if (output != "-") AtomicFile::check_writable(output, "output");
+    check_output(output, "output");
     svg.inverted = vm.count("inverted") > 0;
     const bool strict = vm.count("strict") > 0;
 
@@ -138,12 +138,7 @@ int flamegraph_command(const std::vector<std::string>& args, const std::vector<s
                                          stacks.total(), svg.count_name, stacks.size());
         rendered = exporting::render_flamegraph_svg(stacks, svg);
     }
-    if (output == "-") {
-        std::cout << rendered << std::flush;
-        if (!std::cout) throw Error("writing the SVG to stdout failed");
-    } else {
-        write_file_atomically(output, rendered);
-    }
+    write_output(output, rendered);
     return 0;
 }
 

@@ -11,7 +11,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
-#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/export/perf_script.hpp"
 
@@ -24,7 +24,7 @@ int fold_command(const std::vector<std::string>& args, const std::vector<std::st
     po::options_description options("fold options");
     options.add_options()("help,h", "show this help")(
         "output,o", po::value(&output),
-        "folded file to write (written atomically; default stdout)")(
+        "folded file to write (default stdout; docs/reliability.md)")(
         "root", po::value(&root)->default_value("comm"),
         "root frame: comm (process name, as stackcollapse-perf.pl), comm-pid (name-ID as perf "
         "printed the ID) or none")(
@@ -67,7 +67,7 @@ int fold_command(const std::vector<std::string>& args, const std::vector<std::st
     fold.event = event;
     fold.annotate_kernel = vm.count("no-kernel-suffix") == 0;
     fold.strict = vm.count("strict") > 0;
-    if (output != "-") AtomicFile::check_writable(output, "output");
+    check_output(output, "output");
 
     exporting::PerfScriptReport report;
     exporting::FoldedStacks stacks;
@@ -105,13 +105,7 @@ int fold_command(const std::vector<std::string>& args, const std::vector<std::st
                    "lockprof: warning: no samples found in {}; is it `perf script` output?\n",
                    name);
 
-    const auto text = exporting::to_folded_text(stacks);
-    if (output == "-") {
-        std::cout << text << std::flush;
-        if (!std::cout) throw Error("writing folded stacks to stdout failed");
-    } else {
-        write_file_atomically(output, text);
-    }
+    write_output(output, exporting::to_folded_text(stacks));
     return 0;
 }
 

@@ -17,7 +17,7 @@
 #include "cli/pmu_options.hpp"
 #include "cli/sampling_options.hpp"
 #include "cli/stack_outputs.hpp"
-#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
@@ -170,7 +170,7 @@ void read_outputs(const po::variables_map& vm, const SamplingOptions& sampling, 
     plan.profile.annotate = annotation.options;
     if (vm.count("output")) {
         plan.output = vm["output"].as<std::string>();
-        AtomicFile::check_writable(plan.output, "output");
+        check_output(plan.output, "output");
     }
     plan.stacks.read(vm);
     plan.quiet = vm["quiet"].as<bool>();
@@ -226,7 +226,7 @@ void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
         std::cout << report::render_record(result, profile, plan.profile.top_symbols, plan.listed)
                   << std::flush;
     if (!plan.output.empty())
-        write_file_atomically(plan.output, report::record_to_json(result, profile).dump(1) + "\n");
+        write_output(plan.output, report::record_to_json(result, profile).dump(1) + "\n");
     plan.stacks.write([&] {
         const std::string event = result.sampling ? result.sampling->event : "";
         return SampledStacks{

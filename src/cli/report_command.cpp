@@ -9,7 +9,7 @@
 #include "cli/arguments.hpp"
 #include "cli/binary_copies.hpp"
 #include "cli/cli.hpp"
-#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/files.hpp"
 #include "lockprof/report/html_report.hpp"
@@ -56,7 +56,7 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     if (!vm.count("output") && !vm.count("plot"))
         throw UsageError("report: nothing to write; give -o REPORT.html and/or --plot PLOT.svg");
     for (const char* option : {"output", "plot"})
-        if (vm.count(option)) AtomicFile::check_writable(vm[option].as<std::string>(), option);
+        if (vm.count(option)) check_output(vm[option].as<std::string>(), option);
     sampling::AnnotateOptions annotate;
     if (vm.count("objdump")) {
         annotate.objdump = vm["objdump"].as<std::string>();
@@ -74,20 +74,19 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     if (vm.count("plot")) {
         auto spec = report::scalability_plot(run, summaries);
         spec.standalone = true;
-        write_file_atomically(vm["plot"].as<std::string>(), report::render_plot(spec));
+        write_output(vm["plot"].as<std::string>(), report::render_plot(spec));
     }
     if (vm.count("output")) {
         report::HtmlReportOptions options;
         options.title = vm["title"].as<std::string>();
         options.source = file;
         if (vm.count("threads")) options.annotate_threads = vm["threads"].as<unsigned>();
-        write_file_atomically(
-            vm["output"].as<std::string>(),
-            report::render_html_report(
-                run, summaries,
-                report::with_flamegraph(analysis::gather_report_inputs(run, summaries, annotate),
-                                        run),
-                options));
+        write_output(vm["output"].as<std::string>(),
+                     report::render_html_report(
+                         run, summaries,
+                         report::with_flamegraph(
+                             analysis::gather_report_inputs(run, summaries, annotate), run),
+                         options));
     }
     return 0;
 }

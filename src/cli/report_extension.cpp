@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/run_extension.hpp"
-#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/report/html_report.hpp"
 #include "lockprof/report/json.hpp"
@@ -39,7 +39,7 @@ class ReportExtension : public RunExtension {
                    workload::RunResult&) override {
         // Checked before anything runs, so a long sweep never ends in an unwritable path.
         for (const char* option : {"report", "plot"})
-            if (vm.count(option)) AtomicFile::check_writable(vm[option].as<std::string>(), option);
+            if (vm.count(option)) check_output(vm[option].as<std::string>(), option);
         if (vm.count("report")) report_ = vm["report"].as<std::string>();
         if (vm.count("plot")) plot_ = vm["plot"].as<std::string>();
         if (vm.count("report-threads")) {
@@ -58,7 +58,7 @@ class ReportExtension : public RunExtension {
         if (!plot_.empty()) {
             auto spec = report::scalability_plot(run, summaries);
             spec.standalone = true;
-            write_file_atomically(plot_, report::render_plot(spec));
+            write_output(plot_, report::render_plot(spec));
         }
         if (report_.empty()) return;
         options_.source = "this run";
@@ -68,8 +68,7 @@ class ReportExtension : public RunExtension {
         if (run.sampling && !analysis::has_raw_samples(run))
             extras.omitted.back() =
                 "hot instructions and flamegraph: the sampler recorded no samples in this run";
-        write_file_atomically(report_,
-                              report::render_html_report(run, summaries, extras, options_));
+        write_output(report_, report::render_html_report(run, summaries, extras, options_));
     }
 
   private:

@@ -14,7 +14,7 @@
 #include "cli/profile.hpp"
 #include "cli/run_extension.hpp"
 #include "lockprof/analysis/summary.hpp"
-#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/report/json.hpp"
@@ -197,11 +197,10 @@ void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
     for (const auto& extension : extensions) extension->write_outputs(run, summaries, std::cout);
     std::cout.flush();
     if (vm.count("output"))
-        write_file_atomically(
-            vm["output"].as<std::string>(),
-            report::to_json(run, summaries, report::RawSamples::omit).dump(2) + "\n");
+        write_output(vm["output"].as<std::string>(),
+                     report::to_json(run, summaries, report::RawSamples::omit).dump(2) + "\n");
     if (vm.count("csv"))
-        write_file_atomically(vm["csv"].as<std::string>(), report::render_csv(run, summaries));
+        write_output(vm["csv"].as<std::string>(), report::render_csv(run, summaries));
 }
 
 // The run's options: the workload's and the outputs', then each extension's, then general.
@@ -291,7 +290,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     // Plan: the spec, the outputs checked before anything runs, what each extension adds.
     const workload::RunSpec spec = spec_from(vm);
     for (const char* option : {"output", "csv"})
-        if (vm.count(option)) AtomicFile::check_writable(vm[option].as<std::string>(), option);
+        if (vm.count(option)) check_output(vm[option].as<std::string>(), option);
     workload::RunResult run;
     run.provenance = workload::collect_provenance(argv);
     for (const auto& extension : extensions) extension->configure(vm, spec, run);

@@ -15,7 +15,7 @@
 #include "cli/sampling_options.hpp"
 #include "cli/stack_outputs.hpp"
 #include "lockprof/analysis/explain.hpp"
-#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/analysis/attribution.hpp"
@@ -67,7 +67,7 @@ class SamplingExtension : public RunExtension {
         annotate_ = annotation.options;
         if (vm.count("samples-out")) {
             samples_out_ = vm["samples-out"].as<std::string>();
-            AtomicFile::check_writable(samples_out_, "samples-out");
+            check_output(samples_out_, "samples-out");
         }
         stacks_.read(vm);
         if (!sample_) return;
@@ -127,7 +127,7 @@ class SamplingExtension : public RunExtension {
         out.flush();
         if (!sampled_) return;
         if (!samples_out_.empty())
-            write_file_atomically(samples_out_, report::to_json(run, summaries).dump() + "\n");
+            write_output(samples_out_, report::to_json(run, summaries).dump() + "\n");
         stacks_.write([&] {
             return SampledStacks{analysis::folded_stacks(run, *attribution, stacks_.leaf()),
                                  analysis::flamegraph_options(run),

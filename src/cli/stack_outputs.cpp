@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "lockprof/common/atomic_file.hpp"
+#include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/export/speedscope.hpp"
 #include "lockprof_build_info.hpp"
@@ -106,7 +106,7 @@ void StackOutputs::read(const po::variables_map& vm) {
     for (const auto& output : stack_outputs())
         if (vm.count(output.name)) {
             const std::string path = vm[output.name].as<std::string>();
-            AtomicFile::check_writable(path, output.name);
+            check_output(path, output.name);
             files_.emplace_back(&output, path);
         }
 }
@@ -114,7 +114,7 @@ void StackOutputs::read(const po::variables_map& vm) {
 void StackOutputs::write(const std::function<SampledStacks()>& stacks) const {
     if (files_.empty()) return;
     const SampledStacks sampled = stacks();
-    for (const auto& [output, path] : files_) write_file_atomically(path, output->render(sampled));
+    for (const auto& [output, path] : files_) write_output(path, output->render(sampled));
 }
 
 }  // namespace lockprof::cli

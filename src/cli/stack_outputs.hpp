@@ -63,8 +63,8 @@ class StackOutputs {
     sampling::Leaf leaf() const { return leaf_; }
     bool instruction_leaf() const { return leaf_ == sampling::Leaf::instruction; }
 
-    // Renders every output asked for into its file (atomically); `stacks` is called once, and
-    // only when some output was asked for.
+    // Renders every output asked for into its file (write_output(), docs/reliability.md); `stacks`
+    // is called once, and only when some output was asked for.
     void write(const std::function<SampledStacks()>& stacks) const;
 
   private:

@@ -108,6 +108,9 @@ std::string check_line(std::string_view line, std::string_view& stack, std::uint
     stack = line.substr(0, space);
     while (!stack.empty() && (stack.back() == ' ' || stack.back() == '\t')) stack.remove_suffix(1);
     if (stack.empty()) return "empty stack before the count";
+    // No folder indents; indented text (a JSON document, YAML) is not folded stacks.
+    if (stack.front() == ' ' || stack.front() == '\t')
+        return "starts with whitespace (a folded line begins with its root frame)";
     for (std::size_t i = 0; i < stack.size(); ++i) {
         const auto c = static_cast<unsigned char>(stack[i]);
         if (c < 0x20 && c != '\t') return fmt::format("control character 0x{:02x} in stack", c);
@@ -153,6 +156,7 @@ FoldedStacks parse_folded(std::istream& in, const std::string& filename,
                 report.problems.push_back(std::move(problem));
         } else if (!blank) {
             stacks.add_line(stack, count);
+            ++report.used;
         }
         line.clear();
         overlong = false;
@@ -186,6 +190,13 @@ FoldedStacks parse_folded(std::istream& in, const std::string& filename,
     if (in.bad())
         throw Error(fmt::format("reading '{}' failed; check the file and try again", filename));
     if (pending) finish_line();  // last line without '\n'
+    // Not one usable line: the wrong file (a binary, a result JSON), not a folded file with a
+    // few bad lines. Empty input stays an empty profile.
+    if (report.used == 0 && report.skipped > 0)
+        throw UsageError(
+            fmt::format("{}: none of its {} lines is a folded stack ({}); give a folded file "
+                        "('frame;frame COUNT' lines, as `lockprof fold` writes)",
+                        filename, report.lines, report.problems.front()));
     return stacks;
 }
 

@@ -397,6 +397,13 @@ FoldedStacks fold_perf_script(std::istream& in, const std::string& filename,
                            : "unrecognised line (expected a sample header 'COMM PID TIME: "
                              "EVENT:')");
     }
+    // Not one sample among lines that are not perf script: the wrong file, an error rather
+    // than an empty profile. Empty input (or only comments) stays an empty profile.
+    if (report.samples == 0 && report.skipped > 0)
+        throw UsageError(fmt::format(
+            "{}: none of its {} lines is `perf script` output ({}); give the text `perf script` "
+            "prints",
+            filename, report.lines, report.problems.front()));
     return folder.result();
 }
 

@@ -166,14 +166,46 @@ TEST(CliFold, PerfScriptToFoldedGolden) {
     EXPECT_EQ(r.out, "prog;main;do_syscall_64_[k] 250000\nprog;main;s_lock 500000\n");
 }
 
-TEST(CliFold, NonPerfInputWarnsAndStrictFails) {
+TEST(CliFold, NonPerfInputIsOneLineExit2AndStrictToo) {
     TempDir dir;
     write(dir / "x.txt", "this is not perf output\n");
-    auto r = run_lockprof({"fold", (dir / "x.txt").string()});
-    EXPECT_EQ(r.exit_code, 0);
+    auto r = run_lockprof({"fold", (dir / "x.txt").string(), "-o", (dir / "x.folded").string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(count_lines(r.err), 1) << r.err;
     EXPECT_NE(r.err.find("x.txt:1: unrecognised line"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("no samples found"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "x.folded"));
+    // Some usable lines: warnings, and the samples folded.
+    write(dir / "mixed.txt", std::string("garbage\n") + kPerfScript);
+    r = run_lockprof({"fold", (dir / "mixed.txt").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("skipped 1 unrecognised line"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("s_lock"), std::string::npos) << r.out;
     r = run_lockprof({"fold", "--strict", (dir / "x.txt").string()});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(count_lines(r.err), 1) << r.err;
+}
+
+// The wrong file given as folded stacks or perf script text: a binary, a result JSON.
+TEST(CliFlamegraph, InputWithNoUsableLineIsOneLineExit2AndWritesNothing) {
+    TempDir dir;
+    write(dir / "before.folded", "main;a 3\nmain;b 1\n");
+    write(dir / "result.json",
+          "{\n  \"schema\": \"lockprof.result\",\n  \"schema_version\": 1,\n  \"cells\": [\n"
+          "    {\n      \"threads\": 2\n    }\n  ]\n}\n");
+    write(dir / "binary", std::string("\x7f"
+                                      "ELF\x02\x01\x01\0\0\0\0\n\xff\xfe 1\n",
+                                      17));
+    const auto svg = (dir / "out.svg").string();
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"flamegraph", "--diff", (dir / "before.folded").string(),
+              (dir / "result.json").string(), "-o", svg},
+             {"flamegraph", (dir / "binary").string(), "-o", svg},
+             {"fold", (dir / "result.json").string(), "-o", svg},
+             {"fold", (dir / "binary").string(), "-o", svg}}) {
+        const auto r = run_lockprof(args);
+        EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.err;
+        EXPECT_EQ(count_lines(r.err), 1) << r.err;
+        EXPECT_NE(r.err.find("none of its"), std::string::npos) << r.err;
+        EXPECT_FALSE(std::filesystem::exists(svg)) << args[1];
+    }
 }

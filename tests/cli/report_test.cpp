@@ -2,7 +2,9 @@
 // here, so verdicts and warnings do not depend on this machine's timing.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -308,3 +310,42 @@ TEST(ReportCli, SampledRunReportHasHotInstructionsAndFlamegraph) {
 }
 
 }  // namespace
+
+// Damaged result files (docs/result-schema.md, "Validation when reading"): refused by file,
+// JSON path and reason in one line, exit 2, before anything is written.
+TEST(CompareCli, DamagedResultsAreRefusedByFileAndPath) {
+    Files f;
+    struct Case {
+        const char* name;
+        std::function<void(json&)> damage;
+        std::string path;
+    };
+    const std::vector<Case> cases = {
+        {"negative acquires",
+         [](json& d) { d["cells"][0]["trials"][0]["threads"][0]["acquires"] = -1000; },
+         "cells[0].trials[0].threads[0].acquires: -1000 is negative"},
+        {"wall_ns 0", [](json& d) { d["cells"][1]["trials"][2]["wall_ns"] = 0; },
+         "cells[1].trials[2].wall_ns: is 0"},
+        {"no trials",
+         [](json& d) {
+             d["cells"][2]["trials"] = json::array();
+             d["cells"][2]["complete"] = false;
+         },
+         "cells[2].trials: tas with 2 threads has no trials"},
+    };
+    for (const auto& c : cases) {
+        json doc = json::parse(read_all(f.base));
+        c.damage(doc);
+        const auto bad = f.write("damaged.json", doc);
+        for (const auto& args : std::vector<std::vector<std::string>>{
+                 {"compare", f.base, bad}, {"report", bad, "-o", (f.dir / "r.html").string()}}) {
+            const auto r = run_lockprof(args);
+            EXPECT_EQ(r.exit_code, 2) << c.name << ": " << r.err;
+            EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+            EXPECT_NE(r.err.find("'" + bad + "': " + c.path), std::string::npos)
+                << c.name << ": " << r.err;
+            EXPECT_EQ(r.out, "");
+            EXPECT_FALSE(std::filesystem::exists(f.dir / "r.html"));
+        }
+    }
+}

@@ -58,6 +58,7 @@ struct ParseOptions {
 struct ParseReport {
     std::size_t lines = 0;    // lines read, including skipped and blank ones
     std::size_t skipped = 0;  // malformed lines left out
+    std::size_t used = 0;     // stack lines read into the result
     // "file:line: why", one per skipped line, capped at kMaxReportedProblems (skipped counts all).
     std::vector<std::string> problems;
 };
@@ -67,7 +68,8 @@ inline constexpr std::size_t kMaxReportedProblems = 100;
 // non-numeric or overflowing count, empty stack or empty frame, line over kMaxFoldedLineBytes,
 // invalid UTF-8, CRLF line ending, NUL byte) are recorded in `report` and skipped; with
 // options.strict the first one throws UsageError("file:line: why ..."). A count of 0 is valid
-// and adds nothing. Repeated stacks are summed.
+// and adds nothing. Repeated stacks are summed. Input whose every non-blank line is malformed
+// throws UsageError (the wrong file, not a folded one with a few bad lines).
 FoldedStacks parse_folded(std::istream& in, const std::string& filename,
                           const ParseOptions& options, ParseReport& report);
 

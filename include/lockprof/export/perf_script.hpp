@@ -45,6 +45,8 @@ struct PerfScriptReport {
     std::vector<std::string> problems;      // "file:line: why", capped at kMaxReportedProblems
 };
 
+// Folds `perf script` text. Unrecognised lines are skipped and reported (options.strict: the
+// first throws UsageError); input with unrecognised lines and not one sample throws UsageError.
 FoldedStacks fold_perf_script(std::istream& in, const std::string& filename,
                               const PerfScriptOptions& options, PerfScriptReport& report);
 

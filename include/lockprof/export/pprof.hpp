@@ -93,7 +93,7 @@ struct Profile {
 // an id is zero, repeated or undefined, or a sample has the wrong number of values.
 std::string encode_pprof(const Profile& profile);
 
-// Writes encode_pprof(profile) to `path`, whole or not at all (AtomicFile).
+// Writes encode_pprof(profile) to `path` through write_output() (common/output_file.hpp).
 void write_pprof(const Profile& profile, const std::filesystem::path& path);
 
 }  // namespace lockprof::exporting::pprof

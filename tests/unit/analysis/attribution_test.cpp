@@ -15,15 +15,21 @@ workload::RunResult sampled_run(const std::string& arch, int precise_ip) {
     run.provenance.arch = arch;
     run.spec.locks = {"tas"};
     run.spec.threads = {2};
+    run.calibration.ticks_per_ns = 1.0;
     workload::CellResult cell;
     cell.lock = cell.algorithm = "tas";
     cell.threads = 2;
     workload::TrialResult trial;
-    workload::ThreadResult thread;
-    thread.acquires = 1000;
-    thread.sampled = true;
-    thread.samples.push_back({0x1000, 1, 1, 1, {}, 0});
-    trial.threads.push_back(thread);
+    trial.wall_ns = 1000;  // a result file's figures are consistent: the threads' window
+    for (unsigned i = 0; i < 2; ++i) {
+        workload::ThreadResult thread;
+        thread.index = i;
+        thread.acquires = 1000;
+        thread.end_ns = 1000;
+        thread.sampled = true;
+        if (i == 0) thread.samples.push_back({0x1000, 1, 1, 1, {}, 0});
+        trial.threads.push_back(thread);
+    }
     cell.trials.push_back(trial);
     run.cells.push_back(cell);
     profiling::SamplingInfo info;

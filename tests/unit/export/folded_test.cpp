@@ -120,9 +120,36 @@ TEST(ParseFolded, StrictThrowsUsageErrorAtFirstBadLine) {
 }
 
 TEST(ParseFolded, ProblemListIsCappedButCountIsNot) {
-    std::string text;
+    std::string text = "good 1\n";
     for (int i = 0; i < 250; ++i) text += "bad\n";
     auto p = parse(text);
     EXPECT_EQ(p.report.skipped, 250u);
     EXPECT_EQ(p.report.problems.size(), kMaxReportedProblems);
+}
+
+// Not one usable line: the wrong file, refused in one line (a few bad lines are warnings).
+TEST(ParseFolded, NoUsableLineIsAnError) {
+    const std::string json_result =
+        "{\n  \"schema\": \"lockprof.result\",\n  \"schema_version\": 1,\n"
+        "  \"config\": {\n    \"trials\": 3,\n    \"watchdog_ns\": 10000000000\n  }\n}\n";
+    const std::string binary(
+        "\x7f"
+        "ELF\x02\x01\x01\0\0\0\0\n\xff\xfe\x01 3\n",
+        18);
+    for (const auto& text : {json_result, binary, std::string("bad\nworse\n")}) {
+        try {
+            parse(text);
+            ADD_FAILURE() << "parsed input with no usable line: " << text;
+        } catch (const lockprof::UsageError& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(what.rfind("in.folded: none of its", 0), 0u) << what;
+            EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+        }
+    }
+    EXPECT_EQ(parse("").stacks.size(), 0u);      // empty: an empty profile
+    EXPECT_EQ(parse("\n\n").stacks.size(), 0u);  // blank lines only: the same
+}
+
+TEST(ParseFolded, IndentedLinesAreNotStacks) {
+    EXPECT_NE(problem_of("  \"threads\": 2").find("starts with whitespace"), std::string::npos);
 }

@@ -142,3 +142,25 @@ TEST(FoldPerfScript, EmptyInputFoldsNothing) {
     EXPECT_TRUE(fold("", {}, report).empty());
     EXPECT_EQ(report.samples, 0u);
 }
+
+// Not one sample in lines that are not perf script: the wrong file (a binary, a result JSON),
+// refused in one line; empty input and comment-only input stay an empty profile.
+TEST(FoldPerfScript, NoUsableLineIsAnError) {
+    for (const std::string& text :
+         {std::string("{\n  \"schema\": \"lockprof.result\",\n  \"cells\": []\n}\n"),
+          std::string("\x7f"
+                      "ELF\x02\x01\x01\0\0\0\0\n\xff\xfe\x01",
+                      15)}) {
+        PerfScriptReport report;
+        try {
+            fold(text, {}, report);
+            ADD_FAILURE() << "folded input with no usable line";
+        } catch (const lockprof::UsageError& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(what.rfind("perf.txt: none of its", 0), 0u) << what;
+            EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+        }
+    }
+    PerfScriptReport report;
+    EXPECT_TRUE(fold("# perf script header\n\n", {}, report).empty());
+}

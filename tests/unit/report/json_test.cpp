@@ -33,6 +33,7 @@ workload::RunResult sample_run() {
         t.acquires = 100 + i;
         t.rmw_attempts = 300;
         t.cpu_ns = 900;
+        t.end_ns = 1000;  // the trial's window, wall_ns
         t.latency.record(40);
         t.latency.record(4000);
         t.counters.push_back({"task_clock", 900, 1000, 500});
@@ -203,7 +204,7 @@ workload::RunResult every_field_set() {
         t.parallel_work_ns = 22.5;
         t.cpu_ns = 900'000;
         t.start_ns = 10 + i;
-        t.end_ns = 999'000 - i;
+        t.end_ns = 1'000'010 - i;  // the window, first start to last end, is wall_ns
         t.latency.record(7);
         t.latency.record(70'000);
         t.counters.push_back({"cycles", 123, 1000, 900});

@@ -1,0 +1,461 @@
+// Reading a result file back (read_result, result_from_json): every field is checked against
+// what docs/result-schema.md promises ("Validation when reading"), and a refusal names the JSON
+// path of the offending value, "cells[2].trials[0].threads[1].acquires: -5 is negative".
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/error.hpp"
+#include "lockprof/report/json.hpp"
+#include "lockprof/sampling/sampler.hpp"
+
+namespace lockprof::report {
+
+using nlohmann::json;
+
+namespace {
+
+// A value of the document and where it sits. The path is built only when a value is refused;
+// a Node refers to its parent, so it lives no longer than the expression or the each() callback
+// that made it.
+class Node {
+  public:
+    explicit Node(const json& value) : value_(value) {}
+
+    std::string path() const {
+        if (!parent_) return "";
+        const std::string above = parent_->path();
+        if (key_) return above.empty() ? std::string(key_) : above + "." + key_;
+        return fmt::format("{}[{}]", above, index_);
+    }
+    [[noreturn]] void fail(const std::string& reason) const {
+        const std::string where = path();
+        throw UsageError(
+            fmt::format("{}: {}; the file is damaged or was edited, write it again "
+                        "with lockprof",
+                        where.empty() ? "the document" : where, reason));
+    }
+
+    bool has(const char* key) const { return value_.is_object() && value_.contains(key); }
+    bool is_null() const { return value_.is_null(); }
+    // A member that must be there.
+    Node operator[](const char* key) const {
+        if (!value_.is_object()) fail("is not an object");
+        const auto it = value_.find(key);
+        if (it == value_.end()) Node(value_, this, key).fail("is missing");
+        return Node(*it, this, key);
+    }
+    std::size_t size() const {
+        if (!value_.is_array()) fail("is not an array");
+        return value_.size();
+    }
+    Node operator[](std::size_t index) const {
+        if (index >= size()) Node(value_, this, index).fail("is missing");
+        return Node(value_[index], this, index);
+    }
+    void each(const std::function<void(const Node&)>& visit) const {
+        const std::size_t n = size();
+        for (std::size_t i = 0; i < n; ++i) visit(Node(value_[i], this, i));
+    }
+
+    // A count: a whole number, not negative.
+    std::uint64_t count() const {
+        if (value_.is_number_unsigned()) return value_.get<std::uint64_t>();
+        if (value_.is_number_integer()) {  // signed: what a document built in memory holds
+            const auto n = value_.get<std::int64_t>();
+            if (n < 0) fail(fmt::format("{} is negative, a count cannot be", shown()));
+            return static_cast<std::uint64_t>(n);
+        }
+        fail(fmt::format("{} is not a whole number", shown()));
+    }
+    // A count that must be above 0 (durations, thread and trial counts).
+    std::uint64_t positive() const {
+        const std::uint64_t n = count();
+        if (n == 0) fail("is 0, and must be positive");
+        return n;
+    }
+    unsigned count32() const {
+        const std::uint64_t n = count();
+        if (n > UINT32_MAX) fail(fmt::format("{} is too large", n));
+        return static_cast<unsigned>(n);
+    }
+    int integer() const {
+        if (!value_.is_number_integer()) fail(fmt::format("{} is not a whole number", shown()));
+        if (value_.is_number_unsigned() ? value_.get<std::uint64_t>() > INT32_MAX
+                                        : value_.get<std::int64_t>() < INT32_MIN)
+            fail(fmt::format("{} is out of range", shown()));
+        return value_.get<int>();
+    }
+    // A finite number, at least 0.
+    double non_negative() const {
+        if (!value_.is_number()) fail(fmt::format("{} is not a number", shown()));
+        const double x = value_.get<double>();
+        if (!std::isfinite(x) || x < 0) fail(fmt::format("{} is negative", shown()));
+        return x;
+    }
+    double above_zero() const {
+        const double x = non_negative();
+        if (x == 0) fail("is 0, and must be positive");
+        return x;
+    }
+    bool boolean() const {
+        if (!value_.is_boolean()) fail(fmt::format("{} is not true or false", shown()));
+        return value_.get<bool>();
+    }
+    std::string string() const {
+        if (!value_.is_string()) fail(fmt::format("{} is not a string", shown()));
+        return value_.get<std::string>();
+    }
+
+    std::uint64_t count_or(const char* key, std::uint64_t fallback) const {
+        return has(key) ? (*this)[key].count() : fallback;
+    }
+    double non_negative_or(const char* key, double fallback) const {
+        return has(key) ? (*this)[key].non_negative() : fallback;
+    }
+
+  private:
+    Node(const json& value, const Node* parent, const char* key)
+        : value_(value), parent_(parent), key_(key) {}
+    Node(const json& value, const Node* parent, std::size_t index)
+        : value_(value), parent_(parent), index_(index) {}
+
+    // The value as it stands in the file, cut short.
+    std::string shown() const {
+        std::string text = value_.dump();
+        if (text.size() > 40) text = text.substr(0, 37) + "...";
+        return text;
+    }
+
+    const json& value_;
+    const Node* parent_ = nullptr;
+    const char* key_ = nullptr;
+    std::size_t index_ = 0;
+};
+
+std::vector<std::string> strings(const Node& n) {
+    std::vector<std::string> out;
+    n.each([&](const Node& item) { out.push_back(item.string()); });
+    return out;
+}
+
+// Results written before "skid" existed: what their precise_ip means on the architecture that
+// wrote them (a hardware event whenever one was granted).
+profiling::Skid skid_from_json(const Node& j, const std::string& arch, int precise_ip) {
+    if (!j.has("skid"))
+        return sampling::skid_meaning(arch == "aarch64" ? pmu::Isa::aarch64 : pmu::Isa::x86_64,
+                                      precise_ip > 0, precise_ip, "")
+            .skid;
+    const std::string name = j["skid"].string();
+    for (auto skid : {profiling::Skid::arbitrary, profiling::Skid::constant, profiling::Skid::zero})
+        if (profiling::skid_name(skid) == name) return skid;
+    throw UsageError(fmt::format(
+        "sampling.skid: unknown skid '{}' (arbitrary, constant or zero); the file is damaged or "
+        "from a newer lockprof",
+        name));
+}
+
+profiling::SamplingInfo sampling_from_json(const Node& j, const std::string& arch) {
+    profiling::SamplingInfo s;
+    s.sampler = j["sampler"].string();
+    s.sampler_reason = j["sampler_reason"].string();
+    s.requested_event = j["requested_event"].string();
+    s.event = j["event"].string();
+    s.event_note = j["event_note"].string();
+    s.period = j["period"].count();
+    s.frequency = j["frequency"].count();
+    s.precise_ip = j["precise_ip"].integer();
+    s.skid = skid_from_json(j, arch, s.precise_ip);
+    s.precise_note = j["precise_note"].string();
+    j["modules"].each([&](const Node& m) {
+        profiling::MappedModule module{m["path"].string(),        m["start"].count(),
+                                       m["end"].count(),          m["offset"].count(),
+                                       m["permissions"].string(), m["build_id"].string()};
+        if (module.end < module.start) m["end"].fail("is below start");
+        s.modules.push_back(std::move(module));
+    });
+    return s;
+}
+
+workload::Provenance provenance_from_json(const Node& p) {
+    workload::Provenance pv;
+    pv.lockprof_version = p["lockprof_version"].string();
+    pv.git_revision = p["git_revision"].string();
+    pv.command_line = p["command_line"].string();
+    pv.timestamp_utc = p["timestamp_utc"].string();
+    pv.hostname = p["hostname"].string();
+    pv.arch = p["arch"].string();
+    pv.cpu_model = p["cpu_model"].string();
+    pv.cpu_vendor = p["cpu_vendor"].string();
+    pv.midr = p["midr"].string();
+    pv.lse = p["lse"].boolean();
+    pv.spe = p["spe"].boolean();
+    pv.logical_cpus = p["logical_cpus"].count32();
+    pv.kernel = p["kernel"].string();
+    pv.perf_event_paranoid = p["perf_event_paranoid"].integer();
+    pv.vm_hint = p["vm_hint"].string();
+    pv.compiler = p["compiler"].string();
+    pv.compiler_flags = p["compiler_flags"].string();
+    pv.build_type = p["build_type"].string();
+    pv.assertions = p["assertions"].boolean();
+    return pv;
+}
+
+workload::RunSpec spec_from_json(const Node& c) {
+    workload::RunSpec s;
+    s.locks = strings(c["locks"]);
+    c["threads"].each([&](const Node& n) {
+        const std::uint64_t threads = n.positive();
+        if (threads > UINT32_MAX) n.fail("is too large");
+        s.threads.push_back(static_cast<unsigned>(threads));
+    });
+    s.work.critical_ns = c["critical_ns"].count();
+    s.work.parallel_ns = c["parallel_ns"].count();
+    s.work.shared_lines = c["shared_lines"].count32();
+    const std::string data = c.has("data") ? c["data"].string() : "separate";  // older files
+    if (data == "same-line")
+        s.work.data = workload::DataPlacement::same_line;
+    else if (data != "separate")
+        c["data"].fail(fmt::format("unknown data placement '{}' (separate or same-line)", data));
+    s.warmup_ns = c["warmup_ns"].count();
+    s.trials = c["trials"].count32();
+    if (s.trials == 0) c["trials"].fail("is 0, and must be positive");
+    s.seed = c["seed"].count();
+    s.latency = c["latency"].boolean();
+    s.watchdog_ns = c["watchdog_ns"].positive();
+    if (!c["duration_ns"].is_null()) s.duration_ns = c["duration_ns"].positive();
+    if (!c["acquires_per_thread"].is_null())
+        s.acquires_per_thread = c["acquires_per_thread"].positive();
+    if (!c["delay"].is_null())
+        s.delay = arch::parse_delay(c["delay"].string(), "config.delay in result");
+    if (c.has("pin")) {  // compare warns when two runs were pinned differently
+        const Node pin = c["pin"];
+        const std::string mode = pin["mode"].string();
+        bool known = false;
+        for (auto m : {workload::PinMode::none, workload::PinMode::compact,
+                       workload::PinMode::scatter, workload::PinMode::list})
+            if (mode == workload::pin_mode_name(m)) s.pin.mode = m, known = true;
+        if (!known)
+            pin["mode"].fail(
+                fmt::format("unknown pin mode '{}' (none, compact, scatter or list)", mode));
+        pin["cpus"].each([&](const Node& n) { s.pin.cpus.push_back(n.integer()); });
+    }
+    return s;
+}
+
+workload::ThreadResult thread_from_json(const Node& j) {
+    workload::ThreadResult t;
+    t.index = j["index"].count32();
+    t.cpu = j["cpu"].integer();
+    if (t.cpu < -1) j["cpu"].fail(fmt::format("{} is not a CPU (-1: not pinned)", t.cpu));
+    t.acquires = j["acquires"].count();
+    t.overlaps = j.count_or("overlaps", 0);
+    if (t.overlaps > t.acquires)
+        j["overlaps"].fail(
+            fmt::format("{} is more than the thread's {} acquires", t.overlaps, t.acquires));
+    t.rmw_attempts = j["rmw_attempts"].count();
+    t.spin_iterations = j["spin_iterations"].count();
+    t.sleeps = j.count_or("sleeps", 0);  // older files: none counted
+    // Per-worker calibration; files written before it have none (0).
+    t.burn_iterations_per_ns = j.non_negative_or("burn_iterations_per_ns", 0.0);
+    t.critical_iterations = j.count_or("critical_iterations", 0);
+    t.parallel_iterations = j.count_or("parallel_iterations", 0);
+    t.critical_work_ns = j.non_negative_or("critical_work_ns", 0.0);
+    t.parallel_work_ns = j.non_negative_or("parallel_work_ns", 0.0);
+    t.cpu_ns = j["cpu_ns"].count();
+    t.start_ns = j["start_ns"].count();
+    t.end_ns = j["end_ns"].count();
+    if (t.end_ns < t.start_ns)
+        j["end_ns"].fail(fmt::format("{} is before start_ns {}", t.end_ns, t.start_ns));
+    if (j.has("latency_ticks")) {
+        const Node l = j["latency_ticks"];
+        if (l.has("sub_bucket_bits") &&
+            l["sub_bucket_bits"].count() != workload::LatencyHistogram::kSubBits)
+            l["sub_bucket_bits"].fail(
+                fmt::format("this lockprof reads only {}", workload::LatencyHistogram::kSubBits));
+        l["buckets"].each([&](const Node& b) {
+            const std::uint64_t index = b[std::size_t{0}].count();
+            if (index >= workload::LatencyHistogram::kBuckets)
+                b[std::size_t{0}].fail(fmt::format("bucket {} does not exist (0 to {})", index,
+                                                   workload::LatencyHistogram::kBuckets - 1));
+            t.latency.set_bucket(static_cast<unsigned>(index), b[1].count());
+        });
+        t.latency.set_max(l["max"].count());
+    }
+    if (j.has("counters"))
+        j["counters"].each([&](const Node& c) {
+            profiling::CounterReading reading{c["event"].string(), c["raw"].count(),
+                                              c["enabled_ns"].count(), c["running_ns"].count()};
+            if (reading.running_ns > reading.enabled_ns)
+                c["running_ns"].fail(fmt::format("{} is more than enabled_ns {}",
+                                                 reading.running_ns, reading.enabled_ns));
+            t.counters.push_back(std::move(reading));
+        });
+    t.sampled = j.has("sampled") && j["sampled"].boolean();
+    t.samples_lost = j.count_or("samples_lost", 0);
+    // Files written before samples_pid: 0, "not recorded".
+    const auto pid =
+        static_cast<std::uint32_t>(j.has("samples_pid") ? j["samples_pid"].count32() : 0);
+    if (j.has("samples"))
+        j["samples"].each([&](const Node& row) {
+            profiling::RawSample sample;
+            sample.ip = row[std::size_t{0}].count();
+            sample.tid = row[1].count32();
+            sample.time_ns = row[2].count();
+            sample.weight = row[3].count();
+            row[4].each([&](const Node& a) { sample.callchain.push_back(a.count()); });
+            sample.pid = pid;
+            t.samples.push_back(std::move(sample));
+        });
+    return t;
+}
+
+// One trial: its threads, and the window they define (wall_ns is first start to last end).
+workload::TrialResult trial_from_json(const Node& j, unsigned threads) {
+    workload::TrialResult trial;
+    trial.trial = j["trial"].count32();
+    trial.wall_ns = j["wall_ns"].positive();
+    trial.ticks = j["ticks"].count();
+    const Node list = j["threads"];
+    if (list.size() != threads)
+        list.fail(fmt::format("{} threads, but the cell ran {}", list.size(), threads));
+    std::set<unsigned> indices;
+    list.each([&](const Node& th) {
+        auto thread = thread_from_json(th);
+        if (thread.index >= threads || !indices.insert(thread.index).second)
+            th["index"].fail(fmt::format("{} is {} (threads are 0 to {}, each once)", thread.index,
+                                         thread.index >= threads ? "out of range" : "repeated",
+                                         threads - 1));
+        trial.threads.push_back(std::move(thread));
+    });
+    std::uint64_t first_start = UINT64_MAX, last_end = 0;
+    for (const auto& t : trial.threads) {
+        first_start = std::min(first_start, t.start_ns);
+        last_end = std::max(last_end, t.end_ns);
+    }
+    if (last_end - first_start != trial.wall_ns)
+        j["wall_ns"].fail(
+            fmt::format("{} is not the threads' window, first start_ns to last end_ns ({})",
+                        trial.wall_ns, last_end - first_start));
+    return trial;
+}
+
+// The summary is for scripts and is recomputed on reading, but where it is there it must say
+// what the raw figures say: its trial count and each trial's acquires, the threads' sum.
+void check_summary(const Node& summary, const workload::CellResult& cell) {
+    if (summary["trials"].count() != cell.trials.size())
+        summary["trials"].fail(fmt::format("{} trials, but the cell holds {}",
+                                           summary["trials"].count(), cell.trials.size()));
+    const Node acquires = summary["acquires"]["trials"];
+    if (acquires.size() != cell.trials.size())
+        acquires.fail(fmt::format("{} values for {} trials", acquires.size(), cell.trials.size()));
+    for (std::size_t i = 0; i < cell.trials.size(); ++i) {
+        std::uint64_t sum = 0;
+        for (const auto& t : cell.trials[i].threads) sum += t.acquires;
+        const double stated = acquires[i].non_negative();
+        const double counted = static_cast<double>(sum);
+        if (std::abs(stated - counted) > 1e-9 * std::max(1.0, counted))
+            acquires[i].fail(
+                fmt::format("{} acquires, but the trial's threads add up to {}", stated, sum));
+    }
+}
+
+workload::CellResult cell_from_json(const Node& j, const workload::RunSpec& spec,
+                                    bool interrupted) {
+    workload::CellResult cell;
+    cell.lock = j["lock"].string();
+    if (cell.lock.empty()) j["lock"].fail("is empty");
+    cell.algorithm = j["algorithm"].string();
+    cell.flavour = j["flavour"].string();
+    cell.delay = arch::parse_delay(j["delay"].string(), "cell delay in result");
+    cell.threads = j["threads"].count32();
+    if (cell.threads == 0) j["threads"].fail("is 0, and must be positive");
+    cell.complete = j["complete"].boolean();
+    cell.overlaps = j.count_or("overlaps", 0);  // older files lack it
+    cell.lost_updates = j["lost_updates"].count();
+    const Node trials = j["trials"];
+    std::set<unsigned> seen;
+    trials.each([&](const Node& jt) {
+        auto trial = trial_from_json(jt, cell.threads);
+        if (trial.trial >= spec.trials || !seen.insert(trial.trial).second)
+            jt["trial"].fail(fmt::format("{} is {} (trials are 0 to {}, each once)", trial.trial,
+                                         trial.trial >= spec.trials ? "out of range" : "repeated",
+                                         spec.trials - 1));
+        cell.trials.push_back(std::move(trial));
+    });
+    if (cell.trials.empty() && !interrupted)
+        trials.fail(
+            fmt::format("{} with {} threads has no trials, yet the run was not "
+                        "interrupted",
+                        cell.lock, cell.threads));
+    if (cell.complete != (cell.trials.size() == spec.trials))
+        j["complete"].fail(fmt::format("says {} with {} of the {} trials config.trials asks for",
+                                       cell.complete ? "true" : "false", cell.trials.size(),
+                                       spec.trials));
+    std::uint64_t overlaps = 0;
+    for (const auto& t : cell.trials)
+        for (const auto& th : t.threads) overlaps += th.overlaps;
+    if (j.has("overlaps") && cell.overlaps != overlaps)
+        j["overlaps"].fail(
+            fmt::format("{}, but the threads' overlaps add up to {}", cell.overlaps, overlaps));
+    if (j.has("summary")) check_summary(j["summary"], cell);
+    return cell;
+}
+
+}  // namespace
+
+workload::RunResult result_from_json(const json& doc) {
+    if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kSchemaName)
+        throw UsageError("not a lockprof result (no \"schema\": \"lockprof.result\")");
+    const Node root(doc);
+    const int version = doc.contains("schema_version") && doc["schema_version"].is_number_integer()
+                            ? doc["schema_version"].get<int>()
+                            : -1;
+    if (version != kSchemaVersion)
+        throw UsageError(fmt::format(
+            "result schema version {} is not supported (this lockprof reads version {}); "
+            "use the lockprof version that wrote it",
+            version, kSchemaVersion));
+    workload::RunResult run;
+    run.interrupted = root["interrupted"].boolean();
+    run.provenance = provenance_from_json(root["provenance"]);
+    run.spec = spec_from_json(root["config"]);
+    const Node calibration = root["calibration"];
+    run.calibration.burn_iterations_per_ns = calibration["burn_iterations_per_ns"].non_negative();
+    run.calibration.ticks_per_ns = calibration["ticks_per_ns"].above_zero();
+    run.notes = strings(root["notes"]);
+    if (root.has("sampling"))
+        run.sampling = sampling_from_json(root["sampling"], run.provenance.arch);
+    root["cells"].each([&](const Node& jc) {
+        run.cells.push_back(cell_from_json(jc, run.spec, run.interrupted));
+    });
+    return run;
+}
+
+workload::RunResult read_result(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in)
+        throw UsageError(
+            fmt::format("cannot read '{}': no such file or not readable", path.string()));
+    json doc;
+    try {
+        doc = json::parse(in);
+    } catch (const json::parse_error& e) {
+        throw UsageError(
+            fmt::format("'{}' is not valid JSON (truncated?): {}", path.string(), e.what()));
+    }
+    try {
+        return result_from_json(doc);
+    } catch (const UsageError& e) {
+        throw UsageError(fmt::format("'{}': {}", path.string(), e.what()));
+    } catch (const json::exception& e) {
+        throw UsageError(
+            fmt::format("'{}' is not a complete lockprof result: {}", path.string(), e.what()));
+    }
+}
+
+}  // namespace lockprof::report
