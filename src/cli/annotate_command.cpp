@@ -86,7 +86,8 @@ int annotate_command(const std::vector<std::string>& args, const std::vector<std
     run.cells = std::move(kept);
 
     // The explanation reads the hottest functions' instructions even without listings.
-    const auto [listing_top, options] = sampling.annotation(vm);
+    const auto [listing_top, asked, options] = sampling.annotation(vm);
+    (void)asked;  // annotate always prints whole listings: it is where they are read
 
     fmt::print("{} sampler, event {}, recorded {} by lockprof {}\n", run.sampling->sampler,
                run.sampling->event, run.provenance.timestamp_utc, run.provenance.lockprof_version);

@@ -64,6 +64,9 @@ class SamplingExtension : public RunExtension {
         quiet_ = quiet;
         const auto annotation = sampling_.annotation(vm);
         listing_top_ = annotation.listed;
+        // The terminal gets each cell's hottest instructions unless listings are asked for.
+        listing_detail_ =
+            annotation.asked ? sampling::ListingDetail::full : sampling::ListingDetail::hottest;
         annotate_ = annotation.options;
         if (vm.count("samples-out")) {
             samples_out_ = vm["samples-out"].as<std::string>();
@@ -112,10 +115,8 @@ class SamplingExtension : public RunExtension {
                        const std::vector<analysis::CellSummary>& summaries,
                        std::ostream& out) override {
         std::optional<analysis::Attribution> attribution;
-        if (sampled_) {
-            attribution = analysis::attribute(run, annotate_);
-            if (!quiet_) out << report::render_annotations(run, *attribution, listing_top_);
-        }
+        if (sampled_) attribution = analysis::attribute(run, annotate_);
+        // The explanation leads, right under the table; the annotations it rests on follow.
         bool events = false;
         for (const auto& s : summaries) events |= !s.events.empty();
         if (explain_.value_or(sample_ || events)) {
@@ -124,6 +125,8 @@ class SamplingExtension : public RunExtension {
             const std::string text = analysis::render_explanation(diagnoses);
             if (!text.empty()) out << "\n" << text;
         }
+        if (sampled_ && !quiet_)
+            out << report::render_annotations(run, *attribution, listing_top_, listing_detail_);
         out.flush();
         if (!sampled_) return;
         if (!samples_out_.empty())
@@ -139,13 +142,14 @@ class SamplingExtension : public RunExtension {
     SamplingOptions sampling_{
         "sample where each worker thread spends its time and annotate the hottest functions "
         "instruction by instruction (docs/sampling.md)",
-        3, " per cell"};
+        3, " per cell", /*hottest_by_default=*/true};
     StackOutputs stacks_{"one per cell (tas/2t)", "sym+0x1c xchg", /*implies_sample=*/true,
                          /*loop_phases=*/true};
     bool sample_ = false;
     bool quiet_ = false;
     std::optional<bool> explain_;
     unsigned listing_top_ = 3;
+    sampling::ListingDetail listing_detail_ = sampling::ListingDetail::hottest;
     sampling::AnnotateOptions annotate_;
     std::string samples_out_;
     std::unique_ptr<sampling::Sampler> sampler_;

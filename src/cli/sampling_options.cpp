@@ -15,10 +15,11 @@ namespace po = boost::program_options;
 namespace lockprof::cli {
 
 SamplingOptions::SamplingOptions(std::string sample_help, unsigned default_annotate_top,
-                                 std::string per)
+                                 std::string per, bool hottest_by_default)
     : sample_help_(std::move(sample_help)),
       default_annotate_top_(default_annotate_top),
-      per_(std::move(per)) {}
+      per_(std::move(per)),
+      hottest_by_default_(hottest_by_default) {}
 
 po::options_description SamplingOptions::options() const {
     po::options_description o;
@@ -41,7 +42,14 @@ po::options_description SamplingOptions::options() const {
 
 po::options_description SamplingOptions::annotation_options() const {
     const std::string annotate_top_help =
-        fmt::format("hottest functions listed instruction by instruction{} (0: none)", per_);
+        hottest_by_default_
+            ? fmt::format(
+                  "hottest functions listed instruction by instruction{} (0: none). "
+                  "Without it the terminal shows only the {} hottest instructions of "
+                  "the {} hottest functions{}; the HTML report (--report) and `lockprof "
+                  "annotate` on --samples-out have the whole listings",
+                  per_, sampling::kHottestRows, default_annotate_top_, per_)
+            : fmt::format("hottest functions listed instruction by instruction{} (0: none)", per_);
     po::options_description o;
     // clang-format off
     o.add_options()
@@ -82,6 +90,7 @@ SamplingOptions::Annotation SamplingOptions::annotation(const po::variables_map&
     if (top > 100) throw UsageError(fmt::format("--annotate-top: at most 100 functions{}", per_));
     Annotation annotation;
     annotation.listed = static_cast<unsigned>(top);
+    annotation.asked = !vm["annotate-top"].defaulted();
     annotation.options.top_functions = std::max(3u, annotation.listed);
     if (vm.count("objdump")) {
         annotation.options.objdump = vm["objdump"].as<std::string>();

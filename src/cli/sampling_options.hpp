@@ -19,7 +19,10 @@ class SamplingOptions {
   public:
     // What the command's help says --sample does; --annotate-top's default; what one
     // annotation lists its functions for (" per cell"; "" for the whole recording).
-    SamplingOptions(std::string sample_help, unsigned default_annotate_top, std::string per);
+    // hottest_by_default: without --annotate-top the command prints each cell's hottest
+    // instructions only (a run's terminal), and its help says so.
+    SamplingOptions(std::string sample_help, unsigned default_annotate_top, std::string per,
+                    bool hottest_by_default = false);
 
     // The options, without a caption: a command lists them in a group of its own
     // (add_options_of).
@@ -38,6 +41,7 @@ class SamplingOptions {
 
     struct Annotation {
         unsigned listed = 0;  // --annotate-top: functions listed instruction by instruction
+        bool asked = false;   // --annotate-top given, not its default
         // top_functions at least 3 whatever is listed: the explanation and the spin-lock view
         // read the hottest functions' instructions even without listings.
         sampling::AnnotateOptions options;
@@ -49,6 +53,7 @@ class SamplingOptions {
     std::string sample_help_;
     unsigned default_annotate_top_;
     std::string per_;
+    bool hottest_by_default_ = false;
 };
 
 }  // namespace lockprof::cli

@@ -1,16 +1,36 @@
 #include "lockprof/report/annotation_report.hpp"
 
+#include <map>
+
 #include <fmt/format.h>
 
 namespace lockprof::report {
 
 std::string render_annotations(const workload::RunResult& run,
-                               const analysis::Attribution& attribution, unsigned top_functions) {
+                               const analysis::Attribution& attribution, unsigned top_functions,
+                               sampling::ListingDetail detail) {
     if (!run.sampling || top_functions == 0) return "";
     std::string out;
     for (const auto& w : attribution.warnings) out += fmt::format("warning: {}\n", w);
+    // The short form shows one cell per lock: its largest thread count, the most contended.
+    std::map<std::string, unsigned> largest;
     for (const auto& cell : attribution.cells)
-        out += "\n" + sampling::render_annotation(cell, *run.sampling, top_functions);
+        if (cell.samples > 0) largest[cell.lock] = std::max(largest[cell.lock], cell.threads);
+    std::size_t left_out = 0;
+    for (const auto& cell : attribution.cells) {
+        if (detail == sampling::ListingDetail::hottest && largest.count(cell.lock) &&
+            largest[cell.lock] != cell.threads) {
+            ++left_out;
+            continue;
+        }
+        out += "\n" + sampling::render_annotation(cell, *run.sampling, top_functions, detail);
+    }
+    if (left_out)
+        out += fmt::format(
+            "\n{} more cell{} annotated (each lock is shown at its largest thread count): "
+            "--annotate-top N prints every cell, and --report or `lockprof annotate` on "
+            "--samples-out keeps them all\n",
+            left_out, left_out == 1 ? "" : "s");
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -211,7 +212,7 @@ std::string describe_phases(const CellAnnotation& cell) {
 }
 
 std::string render_annotation(const CellAnnotation& cell, const profiling::SamplingInfo& info,
-                              unsigned top_functions) {
+                              unsigned top_functions, ListingDetail detail) {
     std::string out = fmt::format(
         "Annotation: {}, {} thread{} - {} samples ({} sampler, {}{}), {} lost\n", cell.lock,
         cell.threads, cell.threads == 1 ? "" : "s", cell.samples, info.sampler, info.event,
@@ -238,8 +239,54 @@ std::string render_annotation(const CellAnnotation& cell, const profiling::Sampl
                            std::filesystem::path(cell.functions[i].module).filename().string());
     if (cell.unresolved_share > 0)
         out += fmt::format("  {:6.2f}%  [no symbol]\n", cell.unresolved_share * 100);
-    for (std::size_t rank = 0; rank < cell.functions.size() && rank < top_functions; ++rank)
-        out += render_function_listing(cell.functions[rank], "acquire loop");
+    const std::size_t shown = std::min<std::size_t>(cell.functions.size(), top_functions);
+    if (detail == ListingDetail::full) {
+        for (std::size_t rank = 0; rank < shown; ++rank)
+            out += render_function_listing(cell.functions[rank], "acquire loop");
+        return out;
+    }
+    return out + render_hottest_rows(
+                     {cell.functions.begin(), cell.functions.begin() + static_cast<long>(shown)});
+}
+
+std::string render_hottest_rows(std::span<const HotFunction> functions) {
+    std::string out;
+    std::vector<std::pair<const HotFunction*, const AnnotatedInstruction*>> hottest;
+    for (const auto& f : functions) {
+        if (!f.error.empty())
+            out += fmt::format("  {}: not disassembled: {}\n", f.short_name, f.error);
+        for (const auto& i : f.instructions)
+            if (i.weight > 0) hottest.emplace_back(&f, &i);
+    }
+    if (hottest.empty()) return out;
+    std::stable_sort(hottest.begin(), hottest.end(), [](const auto& a, const auto& b) {
+        return a.second->weight > b.second->weight;
+    });
+    if (hottest.size() > kHottestRows) hottest.resize(kHottestRows);
+    out += fmt::format(
+        "  hottest instructions and the acquire loop (`|`; `:` rest of the inlined lock()); "
+        "whole listings: --annotate-top N, --report, or lockprof annotate on --samples-out\n");
+    for (const auto& f : functions) {
+        const auto loop = std::count_if(f.instructions.begin(), f.instructions.end(),
+                                        [](const auto& i) { return i.in_acquire_loop; });
+        std::string rows;
+        for (const auto& ai : f.instructions) {
+            const bool hot = std::any_of(hottest.begin(), hottest.end(),
+                                         [&](const auto& h) { return h.second == &ai; });
+            if (!hot && !(ai.in_acquire_loop && loop <= kHottestLoop)) continue;
+            const char marker = ai.in_acquire_loop ? '|' : ai.in_lock ? ':' : ' ';
+            std::string line =
+                fmt::format("    {:>8}  {} {:>8x}  {}",
+                            ai.weight > 0 ? fmt::format("{:.2f}", ai.share * 100) : std::string(),
+                            marker, ai.instruction.address, ai.instruction.text());
+            if (!ai.source.empty()) {
+                if (line.size() < 64) line.resize(64, ' ');
+                line += "  " + ai.source;
+            }
+            rows += line + "\n";
+        }
+        if (!rows.empty()) out += fmt::format("    {}:\n", f.short_name) + rows;
+    }
     return out;
 }
 

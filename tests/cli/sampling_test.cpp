@@ -117,7 +117,7 @@ TEST(CliSampling, SavedSamplesReRenderAndResultFileStaysSmall) {
     const auto r =
         run_lockprof({"--lock", "tas,ttas", "--threads", "2", "--duration", "400ms", "--trials",
                       "2", "--sample", "--samples-out", (dir / "samples.json").string(), "--output",
-                      (dir / "run.json").string()});
+                      (dir / "run.json").string(), "--annotate-top", "3"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // --output leaves raw samples out, keeps how they were taken.
     const auto run = nlohmann::json::parse(read_all(dir / "run.json"));
@@ -223,6 +223,41 @@ int occurrences(const std::string& text, const std::string& needle) {
     return n;
 }
 
+// A sweep's terminal leads with the table and the explanation, then one short annotation per
+// lock (its largest thread count: hottest instructions and the acquire loop); --annotate-top
+// asks for every cell's whole listings.
+TEST(CliSampling, TerminalLeadsWithTheExplanationAndAShortAnnotationPerLock) {
+    const std::vector<std::string> run = {"--lock",     "tas,cas",  "--threads",
+                                          "1,2",        "--trials", "1",
+                                          "--duration", "200ms",    "--sample"};
+    const auto r = run_lockprof(run);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto explanation = r.out.find("\nExplanation (from measured evidence only):");
+    const auto annotation = r.out.find("\nAnnotation: ");
+    ASSERT_NE(explanation, std::string::npos) << r.out;
+    ASSERT_NE(annotation, std::string::npos) << r.out;
+    EXPECT_LT(explanation, annotation) << r.out;
+    EXPECT_EQ(occurrences(r.out, "\nAnnotation: "), 2) << r.out;
+    EXPECT_NE(r.out.find("Annotation: tas, 2 threads"), std::string::npos);
+    EXPECT_NE(r.out.find("Annotation: cas, 2 threads"), std::string::npos);
+    EXPECT_NE(r.out.find("2 more cells annotated (each lock is shown at its largest thread "
+                         "count): --annotate-top N prints every cell"),
+              std::string::npos)
+        << r.out;
+    const std::string tas = section(r.out, "Annotation: tas, 2 threads");
+    EXPECT_NE(tas.find("hottest instructions and the acquire loop"), std::string::npos) << tas;
+    EXPECT_GE(sampled_loop_lines(tas), 1) << tas;
+    EXPECT_EQ(tas.find("Percent    Address  Instruction"), std::string::npos) << "no listing";
+
+    auto listed = run;
+    listed.insert(listed.end(), {"--annotate-top", "1"});
+    const auto full = run_lockprof(listed);
+    ASSERT_EQ(full.exit_code, 0) << full.err;
+    EXPECT_EQ(occurrences(full.out, "\nAnnotation: "), 4) << full.out;
+    EXPECT_EQ(occurrences(full.out, "Percent    Address  Instruction"), 4) << full.out;
+    EXPECT_LT(occurrences(r.out, "\n"), occurrences(full.out, "\n"));
+}
+
 // A machine without binutils (a minimal ARM server image, the emulated arm64 guest): the
 // listing cannot be made, and the run says so once, with how to annotate elsewhere.
 TEST(CliSampling, WithoutObjdumpTheRunSaysSoOnceAndKeepsFunctionShares) {
@@ -271,7 +306,7 @@ TEST(CliSampling, AnnotateReadsACopiedBinaryWithTheRecordedBuildId) {
     const auto samples = dir / "samples.json";
     const auto live =
         run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "300ms", "--trials", "1",
-                      "--sample", "--samples-out", samples.string()});
+                      "--sample", "--samples-out", samples.string(), "--annotate-top", "3"});
     ASSERT_EQ(live.exit_code, 0) << live.err;
     // The run's lockprof, as if it had run elsewhere: its recorded path does not exist here.
     auto doc = nlohmann::json::parse(read_all(samples));
