@@ -50,6 +50,7 @@ struct File {
     symbols::ElfImage image;
     std::uint64_t base = 0;
     std::unique_ptr<symbols::SymbolResolver> resolver;
+    std::vector<symbols::PltStub> plt;                     // by file offset
     std::unordered_map<std::uint64_t, std::string> names;  // file offset -> symbol ("" none)
 };
 
@@ -278,6 +279,7 @@ void Replay::load(File& f) {
         }
     }
     if (path.empty() || !symbols::elf_image(path, f.image)) return;
+    f.plt = symbols::plt_stubs(path);
     f.base = f.image.position_independent ? kPieBase : 0;
     f.resolver = std::make_unique<symbols::SymbolResolver>(
         symbols::image_mappings(path, f.image, f.base, std::string()));
@@ -295,6 +297,15 @@ const std::string& Replay::symbol_in(File& f, std::uint64_t file_offset) {
             if (loc.has_symbol()) it->second = symbols::perf_symbol_name(loc.linkage_name);
             break;
         }
+    if (it->second.empty() && !f.plt.empty() && file_offset >= f.plt.front().file_offset) {
+        // perf's synthesized "name@plt" symbols for the stubs no ELF symbol covers.
+        auto stub = std::upper_bound(
+            f.plt.begin(), f.plt.end(), file_offset,
+            [](std::uint64_t o, const symbols::PltStub& s) { return o < s.file_offset; });
+        --stub;
+        if (file_offset - stub->file_offset < stub->size && !stub->name.empty())
+            it->second = symbols::perf_symbol_name(stub->name) + "@plt";
+    }
     return it->second;
 }
 

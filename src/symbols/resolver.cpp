@@ -237,6 +237,68 @@ bool elf_image(const std::string& path, ElfImage& out) {
     return ok;
 }
 
+std::vector<PltStub> plt_stubs(const std::string& path) {
+    std::vector<PltStub> stubs;
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return stubs;
+    elf_version(EV_CURRENT);
+    Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+    GElf_Ehdr ehdr;
+    std::size_t strndx = 0;
+    if (elf && gelf_getehdr(elf, &ehdr) && elf_getshdrstrndx(elf, &strndx) == 0) {
+        Elf_Scn *rel = nullptr, *plt = nullptr, *plt_sec = nullptr;
+        for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+            GElf_Shdr shdr;
+            if (!gelf_getshdr(scn, &shdr)) continue;
+            const char* name = elf_strptr(elf, strndx, shdr.sh_name);
+            if (!name) continue;
+            const std::string_view n = name;
+            if ((n == ".rela.plt" || n == ".rel.plt") && !rel) rel = scn;
+            if (n == ".plt") plt = scn;
+            if (n == ".plt.sec") plt_sec = scn;
+        }
+        GElf_Shdr rel_shdr, plt_shdr, sym_shdr;
+        Elf_Scn* dynsym =
+            rel && gelf_getshdr(rel, &rel_shdr) ? elf_getscn(elf, rel_shdr.sh_link) : nullptr;
+        Elf_Data* rel_data = rel ? elf_getdata(rel, nullptr) : nullptr;
+        Elf_Data* sym_data = dynsym ? elf_getdata(dynsym, nullptr) : nullptr;
+        if (rel_data && sym_data && gelf_getshdr(dynsym, &sym_shdr) &&
+            gelf_getshdr(plt_sec ? plt_sec
+                         : plt   ? plt
+                                 : rel,
+                         &plt_shdr) &&
+            (plt || plt_sec) && (rel_shdr.sh_type == SHT_RELA || rel_shdr.sh_type == SHT_REL)) {
+            std::uint64_t entry = plt_shdr.sh_entsize, header = plt_shdr.sh_entsize;
+            if (ehdr.e_machine == EM_X86_64) entry = header = 16;
+            if (ehdr.e_machine == EM_AARCH64) entry = 16, header = 32;
+            if (plt_sec) header = 0;
+            std::uint64_t at = plt_shdr.sh_offset + header;
+            const std::size_t count =
+                rel_shdr.sh_entsize ? rel_shdr.sh_size / rel_shdr.sh_entsize : 0;
+            for (std::size_t i = 0; i < count && entry > 0; ++i, at += entry) {
+                std::uint64_t info = 0;
+                GElf_Rela rela;
+                GElf_Rel r;
+                if (rel_shdr.sh_type == SHT_RELA &&
+                    gelf_getrela(rel_data, static_cast<int>(i), &rela))
+                    info = rela.r_info;
+                else if (rel_shdr.sh_type == SHT_REL &&
+                         gelf_getrel(rel_data, static_cast<int>(i), &r))
+                    info = r.r_info;
+                else
+                    break;
+                GElf_Sym sym;
+                if (!gelf_getsym(sym_data, static_cast<int>(GELF_R_SYM(info)), &sym)) continue;
+                const char* name = elf_strptr(elf, sym_shdr.sh_link, sym.st_name);
+                stubs.push_back({at, entry, name ? name : ""});
+            }
+        }
+    }
+    if (elf) elf_end(elf);
+    close(fd);
+    return stubs;
+}
+
 std::vector<profiling::MappedModule> image_mappings(const std::string& path, const ElfImage& image,
                                                     std::uint64_t base,
                                                     const std::string& build_id) {

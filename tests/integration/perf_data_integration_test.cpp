@@ -42,8 +42,8 @@ __attribute__((noinline)) unsigned long lib_work(unsigned long n) {
 }
 )";
 
-// Calls into the library go through the GOT (-fno-plt): perf names a sample in a PLT stub
-// "lib_work@plt", a symbol no ELF table holds (docs/flamegraph.md).
+// Calls into the library go through its PLT stub, which perf names "lib_work@plt", a symbol no
+// ELF table holds.
 constexpr const char* kProgram = R"CPP(
 #include <pthread.h>
 #include <cstdio>
@@ -113,7 +113,7 @@ class PerfData : public ::testing::Test {
         auto lib = sh("cc -O1 -fno-omit-frame-pointer -fPIC -shared -o " + d("libwork.so") + " " +
                       d("work.c"));
         ASSERT_EQ(lib.status, 0) << lib.err;
-        auto prog = sh("c++ -O2 -fno-omit-frame-pointer -fno-plt -pthread -o " + d("prog") + " " +
+        auto prog = sh("c++ -O2 -fno-omit-frame-pointer -pthread -o " + d("prog") + " " +
                        d("prog.cpp") + " -L" + shell_quote(dir.path.string()) +
                        " -lwork -Wl,-rpath," + shell_quote(dir.path.string()));
         ASSERT_EQ(prog.status, 0) << prog.err;

@@ -127,6 +127,16 @@ struct ElfImage {
 // False when `path` cannot be opened or is not an ELF file with program headers.
 bool elf_image(const std::string& path, ElfImage& out);
 
+// The stubs of an ELF file's procedure linkage table as perf names them ("clock_gettime@plt"
+// once demangled and suffixed): one per .rela.plt (.rel.plt) relocation, in order, laid out in
+// .plt.sec when there is one, else in .plt after its header (x86_64: 16-byte header and
+// entries; aarch64: 32 and 16; others: the section's entry size). No ELF symbol covers them.
+struct PltStub {
+    std::uint64_t file_offset = 0, size = 0;
+    std::string name;  // the dynamic symbol the stub jumps to, as the file names it
+};
+std::vector<PltStub> plt_stubs(const std::string& path);
+
 // The mappings a process would have with `image` (the file at `path`) loaded `base` bytes above
 // its link-time addresses, as /proc/PID/maps would list them: what a SymbolResolver is built
 // from when the process itself is gone and only the file is known.

@@ -57,5 +57,18 @@ TEST(PerfSymbolName, DemangledWithoutParametersAsPerfPrintsIt) {
     EXPECT_EQ(perf_symbol_name("_Znot_mangled"), "_Znot_mangled");
 }
 
+TEST(PltStubs, OnePerPltRelocationInOrderInsideThePlt) {
+    // This test binary calls the C library through its PLT.
+    const auto stubs = plt_stubs("/proc/self/exe");
+    ASSERT_FALSE(stubs.empty());
+    for (std::size_t i = 0; i < stubs.size(); ++i) {
+        EXPECT_GT(stubs[i].size, 0u);
+        if (i > 0) {
+            EXPECT_EQ(stubs[i].file_offset, stubs[i - 1].file_offset + stubs[i - 1].size);
+        }
+    }
+    EXPECT_TRUE(plt_stubs("/nonexistent").empty());
+}
+
 }  // namespace
 }  // namespace lockprof::symbols
