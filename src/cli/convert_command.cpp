@@ -11,6 +11,7 @@
 #include "cli/binary_copies.hpp"
 #include "cli/cli.hpp"
 #include "cli/perf_data_input.hpp"
+#include "lockprof/perfdata/perf_data.hpp"
 #include "cli/stack_outputs.hpp"
 #include "lockprof/analysis/attribution.hpp"
 #include "lockprof/analysis/pprof_profile.hpp"
@@ -38,7 +39,9 @@ int convert_perf_data(const std::string& file, const StackOutputs& outputs) {
         labels.title = "perf.data";
         labels.subtitle =
             fmt::format("{}: {} samples, {} unique stacks", file, stacks.total(), stacks.size());
-        return SampledStacks{std::move(stacks), labels, nullptr};
+        return SampledStacks{std::move(stacks), labels, [&] {
+                                 return perfdata::pprof_profile(perfdata::PerfData::open(file));
+                             }};
     });
     return 0;
 }
@@ -57,16 +60,15 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
     positional.add("file", 1);
     const auto vm = parse_arguments(args, o, "convert", operands, positional);
     if (vm.count("help")) {
-        std::cout
-            << "Usage: lockprof convert SAMPLES [--pprof FILE] [--folded FILE] "
-               "[--flamegraph FILE]\n\n"
-               "Writes the raw samples of a sampled run, saved with `lockprof --sample\n"
-               "--samples-out SAMPLES`, as a pprof profile (`go tool pprof FILE`), folded\n"
-               "stacks or an SVG flamegraph: the same files the run writes with the same\n"
-               "options. The binaries that ran must still be there, or be given as copies\n"
-               "with --binary. A perf.data file (perf record) converts too: its samples\n"
-               "folded as `lockprof fold` folds them (--folded, --flamegraph, --speedscope).\n\n"
-            << o;
+        std::cout << "Usage: lockprof convert SAMPLES [--pprof FILE] [--folded FILE] "
+                     "[--flamegraph FILE]\n\n"
+                     "Writes the raw samples of a sampled run, saved with `lockprof --sample\n"
+                     "--samples-out SAMPLES`, as a pprof profile (`go tool pprof FILE`), folded\n"
+                     "stacks or an SVG flamegraph: the same files the run writes with the same\n"
+                     "options. The binaries that ran must still be there, or be given as copies\n"
+                     "with --binary. A perf.data file (perf record) converts too: its samples\n"
+                     "folded as `lockprof fold` folds them, or as a pprof profile (--pprof).\n\n"
+                  << o;
         return 0;
     }
     if (!vm.count("file"))
@@ -76,14 +78,7 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
         throw UsageError(
             "convert: nothing to write; give --pprof FILE, --folded FILE or --flamegraph FILE");
     const std::string file = vm["file"].as<std::string>();
-    if (is_perf_data_file(file)) {
-        if (vm.count("pprof"))
-            throw UsageError(fmt::format(
-                "convert: --pprof from a perf.data file is not supported yet ('{}'); write "
-                "--folded, --flamegraph or --speedscope, or use `go tool pprof {}` itself",
-                file, file));
-        return convert_perf_data(file, outputs);
-    }
+    if (is_perf_data_file(file)) return convert_perf_data(file, outputs);
     workload::RunResult run = report::read_result(file);
     use_binary_copies(vm, run);
     if (!run.sampling || !analysis::has_raw_samples(run))

@@ -13,10 +13,12 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "lockprof/analysis/pprof_profile.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/files.hpp"
 #include "lockprof/perfdata/perf_data.hpp"
@@ -49,6 +51,7 @@ struct File {
     bool loaded = false;  // resolver and image tried
     symbols::ElfImage image;
     std::uint64_t base = 0;
+    std::string resolved;  // the file symbols come from ("" none): the path or the cache's copy
     std::unique_ptr<symbols::SymbolResolver> resolver;
     std::vector<symbols::PltStub> plt;                     // by file offset
     std::unordered_map<std::uint64_t, std::string> names;  // file offset -> symbol ("" none)
@@ -123,6 +126,9 @@ class Replay {
     }
 
     exporting::FoldedStacks run();
+    // After run(): the first event's samples as a pprof profile (collect() before run()).
+    void collect() { collect_ = true; }
+    exporting::pprof::Profile pprof();
 
   private:
     struct Item {
@@ -163,6 +169,9 @@ class Replay {
     std::map<std::string, std::size_t> file_by_path_;
     std::optional<symbols::KernelSymbols> kallsyms_;
     std::string tid_text_;
+    bool collect_ = false;
+    std::size_t collected_event_ = kNoFile;
+    std::vector<profiling::RawSample> collected_;
 };
 
 std::size_t Replay::event_of_sample(const unsigned char* body, std::size_t size) const {
@@ -279,6 +288,7 @@ void Replay::load(File& f) {
         }
     }
     if (path.empty() || !symbols::elf_image(path, f.image)) return;
+    f.resolved = path;
     f.plt = symbols::plt_stubs(path);
     f.base = f.image.position_independent ? kPieBase : 0;
     f.resolver = std::make_unique<symbols::SymbolResolver>(
@@ -377,6 +387,29 @@ void Replay::sample(const perf_event_header& h, const unsigned char* body, std::
         if (s.chain_size == 0) return;
     }
     const Thread& t = thread(s.pid, s.tid);
+    if (collect_ && (collected_event_ == kNoFile || collected_event_ == event)) {
+        // As lockprof's ring buffers keep a sample: the IP, then the call chain without context
+        // markers, zeros and the first frame equal to the IP.
+        collected_event_ = event;
+        profiling::RawSample raw;
+        raw.ip = s.ip;
+        raw.pid = s.pid;
+        raw.tid = s.tid;
+        raw.time_ns = s.time;
+        raw.weight = s.period ? s.period : 1;
+        bool skipped_ip = false;
+        for (std::uint64_t i = 0; i < s.chain_size && i < kMaxStack; ++i) {
+            const std::uint64_t a = s.chain_at(i);
+            if (a >= static_cast<std::uint64_t>(PERF_CONTEXT_MAX) || a == 0) continue;
+            if (!skipped_ip && a == s.ip) {
+                skipped_ip = true;
+                continue;
+            }
+            skipped_ip = true;
+            raw.callchain.push_back(a);
+        }
+        collected_.push_back(std::move(raw));
+    }
     tid_text_ = fmt::format_int(s.tid).str();
     folder_.start_sample(t.comm, tid_text_, short_names_[event], s.period);
     int cpumode = h.misc & PERF_RECORD_MISC_CPUMODE_MASK;
@@ -484,7 +517,90 @@ exporting::FoldedStacks Replay::run() {
     return folder_.result();
 }
 
+exporting::pprof::Profile Replay::pprof() {
+    namespace pprof = exporting::pprof;
+    profiling::SamplingInfo info;
+    info.sampler = "perf";
+    if (collected_event_ != kNoFile) {
+        const auto& e = file_.events()[collected_event_];
+        info.event = short_names_[collected_event_];
+        info.period = e.period;
+        info.frequency = e.frequency;
+    }
+    analysis::PprofBuilder builder(info);
+    std::map<std::uint32_t, std::vector<const profiling::RawSample*>> by_pid;
+    for (const auto& s : collected_) by_pid[s.pid].push_back(&s);
+    // Each process's mappings as they were at the end, its files as fold() resolves them.
+    std::vector<std::unique_ptr<std::vector<profiling::MappedModule>>> modules;
+    std::vector<std::unique_ptr<symbols::SymbolResolver>> resolvers;
+    for (const auto& [pid, samples] : by_pid) {
+        // perf records the executable mappings only; libdwfl lays a file out from all of its
+        // segments, so each file gets the mappings /proc/PID/maps would have shown, at the load
+        // bias its recorded mapping implies.
+        auto mods = std::make_unique<std::vector<profiling::MappedModule>>();
+        std::set<std::size_t> laid_out;
+        if (auto maps = maps_.find(pid); maps != maps_.end())
+            for (const auto& [start, m] : maps->second) {
+                if (m.file == kNoFile) continue;
+                File& f = *files_[m.file];
+                if (!f.loaded) load(f);
+                const auto id = file_.build_ids().find(f.path);
+                const std::string build_id = id != file_.build_ids().end() ? id->second : "";
+                if (f.path == symbols::kVdso) {
+                    mods->push_back({f.path, m.start, m.end, m.pgoff, "r-xp", ""});
+                    continue;
+                }
+                if (f.resolved.empty() || !laid_out.insert(m.file).second) continue;
+                for (const auto& seg : f.image.segments)
+                    if (m.pgoff >= seg.offset && m.pgoff - seg.offset < seg.filesz) {
+                        const std::uint64_t bias = m.start - (seg.vaddr + (m.pgoff - seg.offset));
+                        auto laid = symbols::image_mappings(f.resolved, f.image, bias, build_id);
+                        mods->insert(mods->end(), laid.begin(), laid.end());
+                        break;
+                    }
+            }
+        resolvers.push_back(std::make_unique<symbols::SymbolResolver>(*mods));
+        const std::size_t space = builder.add_address_space(*mods, *resolvers.back());
+        modules.push_back(std::move(mods));
+        const auto process = threads_.find(pid);
+        for (const auto* s : samples) {
+            std::vector<pprof::Label> labels;
+            labels.push_back(pprof::Label::text("process", process != threads_.end()
+                                                               ? process->second.comm
+                                                               : fmt::format(":{}", pid)));
+            labels.push_back(pprof::Label::number("pid", pid));
+            labels.push_back(pprof::Label::number("tid", s->tid));
+            if (auto t = threads_.find(s->tid); t != threads_.end())
+                labels.push_back(pprof::Label::text("thread", t->second.comm));
+            builder.add(space, *s, builder.weighs_time() ? static_cast<std::int64_t>(s->weight) : 0,
+                        std::move(labels));
+        }
+    }
+    std::uint64_t first = ~0ull, last = 0;
+    for (const auto& s : collected_) {
+        first = std::min(first, s.time_ns);
+        last = std::max(last, s.time_ns);
+    }
+    std::vector<std::string> comments = {
+        fmt::format("lockprof convert {}: event {}", file_.name(), info.event)};
+    if (!builder.weighs_time())
+        comments.push_back(
+            fmt::format("cpu/nanoseconds is 0: {} counts events, not time", info.event));
+    return builder.finish(last > first ? static_cast<std::int64_t>(last - first) : 0, 0,
+                          std::move(comments));
+}
+
 }  // namespace
+
+exporting::pprof::Profile pprof_profile(const PerfData& file, const ResolveOptions& resolve) {
+    exporting::PerfScriptReport report;
+    exporting::PerfScriptOptions options;
+    options.event = "all";
+    Replay replay(file, options, report, resolve);
+    replay.collect();
+    replay.run();
+    return replay.pprof();
+}
 
 exporting::FoldedStacks fold(const PerfData& file, const exporting::PerfScriptOptions& options,
                              exporting::PerfScriptReport& report, const ResolveOptions& resolve) {

@@ -150,6 +150,7 @@ void PerfData::parse() {
         e.type = attr.type;
         e.config = attr.config;
         e.layout = {attr.sample_type, attr.read_format, attr.sample_id_all != 0};
+        (attr.freq ? e.frequency : e.period) = attr.sample_period;
         e.ids.resize(ids.size / 8);
         if (ids.size) std::memcpy(e.ids.data(), bytes_ + ids.offset, ids.size);
         e.name = generic_name(attr.type, attr.config);

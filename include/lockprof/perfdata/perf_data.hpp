@@ -18,6 +18,7 @@
 
 #include "lockprof/export/folded.hpp"
 #include "lockprof/export/perf_script.hpp"
+#include "lockprof/export/pprof.hpp"
 #include "lockprof/sampling/perf_record.hpp"
 
 namespace lockprof::perfdata {
@@ -33,6 +34,7 @@ struct Event {
     std::uint32_t type = 0;
     std::uint64_t config = 0;
     sampling::RecordLayout layout;
+    std::uint64_t period = 0, frequency = 0;  // sample_period or sample_freq (attr.freq)
     std::vector<std::uint64_t> ids;
 };
 
@@ -82,5 +84,12 @@ struct ResolveOptions {
 exporting::FoldedStacks fold(const PerfData& file, const exporting::PerfScriptOptions& options,
                              exporting::PerfScriptReport& report,
                              const ResolveOptions& resolve = {});
+
+// The first event's samples as a pprof profile, built as a `record`'s is
+// (analysis::PprofBuilder: locations at instruction addresses in each process's mappings,
+// callers at their return address - 1, functions under lockprof's short names), labels process,
+// pid, tid and thread. Each process's mappings are those it had at the end of the recording;
+// its files are resolved as fold() resolves them (build ids, perf's cache).
+exporting::pprof::Profile pprof_profile(const PerfData& file, const ResolveOptions& resolve = {});
 
 }  // namespace lockprof::perfdata
