@@ -137,10 +137,10 @@ class Replay {
         std::size_t event;
     };
 
+    // `offset`: the record's, in the data section; messages give the file's byte offset.
     void problem(std::size_t offset, const std::string& why) {
-        folder_.problem(offset, why,
-                        "; the file is damaged or truncated (run without --strict to skip such "
-                        "records)");
+        folder_.problem(file_.data_offset() + offset, why,
+                        " (run without --strict to skip such records)");
     }
     std::size_t event_of_sample(const unsigned char* body, std::size_t size) const;
     std::size_t event_of_side_band(const unsigned char* body, std::size_t size) const;
@@ -383,7 +383,9 @@ void Replay::sample(const perf_event_header& h, const unsigned char* body, std::
     const auto& e = file_.events()[event];
     const auto s = sampling::decode_sample(e.layout, body, size);
     if (!s.complete) {
-        problem(offset, fmt::format("sample record of {} bytes ends before its fields do", size));
+        problem(offset, fmt::format("the sample record at this byte ({} bytes) ends before its "
+                                    "fields do; the file is damaged",
+                                    size));
         if (s.chain_size == 0) return;
     }
     const Thread& t = thread(s.pid, s.tid);
@@ -455,15 +457,18 @@ exporting::FoldedStacks Replay::run() {
     std::size_t at = 0;
     while (at < size) {
         if (size - at < sizeof(perf_event_header)) {
-            problem(at, fmt::format("{} stray bytes at the end of the data section", size - at));
+            problem(at, fmt::format("{} stray bytes at the end of the data section; the file is "
+                                    "damaged or truncated",
+                                    size - at));
             break;
         }
         perf_event_header h;
         std::memcpy(&h, data + at, sizeof h);
         if (h.size < sizeof h || h.size > size - at) {
-            problem(at,
-                    fmt::format("record of type {} claims {} bytes, {} are left{}", h.type, h.size,
-                                size - at, file_.truncated() ? " (the file is truncated)" : ""));
+            problem(at, fmt::format("the record at this byte (type {}) claims {} bytes, {} are "
+                                    "left; the file is {}",
+                                    h.type, h.size, size - at,
+                                    file_.truncated() ? "truncated" : "damaged"));
             break;
         }
         ++report_.lines;
@@ -483,7 +488,9 @@ exporting::FoldedStacks Replay::run() {
         if (h.type == PERF_RECORD_SAMPLE) {
             const std::size_t event = event_of_sample(body, body_size);
             if (event == kNoFile) {
-                problem(at, "sample of an event the file does not describe");
+                problem(at,
+                        "the sample at this byte is of an event the file does not "
+                        "describe; the file is damaged");
             } else {
                 items.push_back(
                     {sampling::decode_sample(file_.events()[event].layout, body, body_size).time,

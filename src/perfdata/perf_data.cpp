@@ -106,7 +106,7 @@ void PerfData::parse() {
     const auto inside = [this](std::uint64_t offset, std::uint64_t size) {
         return offset <= size_ && size <= size_ - offset;
     };
-    if (size_ < 16 || std::memcmp(bytes_, kMagic.data(), 8) != 0) {
+    if (size_ < 8 || std::memcmp(bytes_, kMagic.data(), 8) != 0) {
         if (size_ >= 8 && std::memcmp(bytes_, "2ELIFREP", 8) == 0)
             fail(
                 "a perf.data file from a big-endian machine; lockprof reads little-endian "
@@ -115,6 +115,7 @@ void PerfData::parse() {
                        : "not a perf.data file (no PERFILE2 magic); give `perf record`'s "
                          "output, or `perf script` text");
     }
+    if (size_ < 16) fail("too short for a perf.data file; check that the recording finished");
     std::uint64_t header_size = 0;
     std::memcpy(&header_size, bytes_ + 8, 8);
     if (header_size == 16)

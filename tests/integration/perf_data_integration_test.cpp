@@ -176,6 +176,12 @@ TEST_F(PerfData, ConvertAndFlamegraphReadPerfData) {
     EXPECT_NE(read_all(dir / "convert.speedscope.json").find("speedscope"), std::string::npos);
     EXPECT_NE(read_all(dir / "convert.svg").find("lib_work"), std::string::npos);
 
+    // perf.data on standard input is recognised by its magic too.
+    auto piped =
+        sh(shell_quote(LOCKPROF_BIN) + " fold < " + d("perf.data") + " > " + d("stdin.folded"));
+    ASSERT_EQ(piped.status, 0) << piped.err;
+    EXPECT_EQ(read_all(dir / "stdin.folded"), read_all(dir / "fold.folded"));
+
     r = run_lockprof({"flamegraph", p("perf.data"), "-o", p("direct.svg")});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(read_all(dir / "direct.svg").find("<title>lib_work ("), std::string::npos);

@@ -54,6 +54,7 @@ class PerfData {
     // The data section, cut at the end of the file when the file is shorter than its header
     // says (truncated() is then true).
     const unsigned char* data() const { return bytes_ + data_offset_; }
+    std::size_t data_offset() const { return data_offset_; }  // in the file
     std::size_t data_size() const { return data_size_; }
     bool truncated() const { return truncated_; }
 

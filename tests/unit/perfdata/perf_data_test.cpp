@@ -232,6 +232,7 @@ void expect_usage_error(const std::string& bytes, const std::string& part) {
 TEST(PerfDataHeader, DamagedHeadersAreOneLineUsageErrors) {
     const auto good = perf_file(sample(1, 1, 1, {kUserMark, 0x10}));
     expect_usage_error("PERF", "too short");
+    expect_usage_error("PERFILE2garbag", "too short");
     expect_usage_error(std::string("NOTPERF2") + good.substr(8), "no PERFILE2 magic");
     expect_usage_error(std::string("2ELIFREP") + good.substr(8), "big-endian");
     std::string pipe = good.substr(0, 16);
