@@ -7,6 +7,11 @@
 #     `perf script | lockprof fold` + `lockprof flamegraph`, and the ratio. Target: >= 5x.
 #     A real 1M-sample recording takes minutes of CPU here, so the recording is shorter
 #     (RECORD_SECONDS, default 8 s at 20 kHz) and both tools fold the same one.
+#  3. End to end on the same recording, from perf.data: `lockprof fold perf.data` vs `perf
+#     script report stackcollapse` and vs `perf script | lockprof fold`, with their folded
+#     outputs compared. Target: >= 5x faster than stackcollapse, the same folded output.
+#  4. pprof and speedscope of 1,000,000 samples (bench/bench_export). Target: < 1 s each.
+# Ratios are of wall and of CPU (user+sys) time: on a shared machine CPU time is the steadier.
 # Usage: bench/bench-flamegraph.sh [BUILD_DIR]   (default: build)
 set -euo pipefail
 build=${1:-build}
@@ -15,7 +20,7 @@ gen=$build/bench/gen_perf_script
 samples=${SAMPLES:-1000000}
 stacks=${STACKS:-100000}
 record_seconds=${RECORD_SECONDS:-8}
-for f in "$lockprof" "$gen"; do
+for f in "$lockprof" "$gen" "$build/bench/bench_export"; do
   [[ -x $f ]] || { echo "bench-flamegraph: $f missing; build with: ninja -C $build lockprof gen_perf_script" >&2; exit 2; }
 done
 work=$(mktemp -d)
@@ -43,6 +48,8 @@ echo "unique stacks folded: $(wc -l < "$work/synthetic.folded"), SVG: $(du -k "$
 echo "lockprof fold:       wall ${fold_wall} s, cpu ${fold_cpu} s"
 echo "lockprof flamegraph: wall ${svg_wall} s, cpu ${svg_cpu} s"
 echo "fold + render:       wall $(echo "$fold_wall + $svg_wall" | bc -l) s, cpu $(echo "$fold_cpu + $svg_cpu" | bc -l) s (target < 2 s)"
+echo "== pprof and speedscope of $samples samples over $stacks stacks (target < 1 s each) =="
+"$build/bench/bench_export" "$samples" "$stacks"
 
 if ! command -v perf >/dev/null || ! command -v cc >/dev/null; then
   echo "== side by side skipped: needs perf (linux-perf) and cc =="
@@ -99,3 +106,24 @@ echo "perf script (text, input to lockprof fold):     wall ${script_wall} s, cpu
 echo "lockprof fold + flamegraph (from the text):     wall ${lp_wall} s, cpu ${lp_cpu} s"
 echo "ratio stackcollapse / lockprof (wall):          $(echo "$perf_wall / $lp_wall" | bc -l | xargs printf '%.1f')x"
 echo "ratio stackcollapse / (perf script + lockprof): $(echo "$perf_wall / ($script_wall + $lp_wall)" | bc -l | xargs printf '%.1f')x"
+
+echo "== end to end from perf.data (the same recording) =="
+measure data_wall data_cpu "$lockprof" fold "$work/perf.data" -o "$work/lp-data.folded"
+measure pipe_wall pipe_cpu sh -c "perf script -i '$work/perf.data' 2>/dev/null | '$lockprof' fold -o '$work/lp-pipe.folded'"
+if cmp -s "$work/lp-data.folded" "$work/lp-pipe.folded"; then
+  echo "lockprof fold perf.data: identical to perf script | lockprof fold ($(wc -l < "$work/lp-data.folded") stacks)"
+else
+  echo "lockprof fold perf.data: DIFFERS from perf script | lockprof fold in $(comm -3 "$work/lp-data.folded" "$work/lp-pipe.folded" | wc -l) lines"
+fi
+"$lockprof" fold --no-kernel-suffix "$work/perf.data" -o "$work/lp-data-plain.folded"
+if cmp -s <(sort "$work/perf.folded") <(sort "$work/lp-data-plain.folded"); then
+  echo "lockprof fold perf.data (without _[k]): identical to perf's stackcollapse"
+else
+  echo "lockprof fold perf.data (without _[k]): differs from perf's stackcollapse in $(comm -3 <(sort "$work/perf.folded") <(sort "$work/lp-data-plain.folded") | wc -l) lines"
+fi
+ratio() { echo "$1 / $2" | bc -l | xargs printf '%.1f'; }
+echo "lockprof fold perf.data:                        wall ${data_wall} s, cpu ${data_cpu} s"
+echo "perf script | lockprof fold:                    wall ${pipe_wall} s, cpu ${pipe_cpu} s"
+echo "perf script report stackcollapse:               wall ${perf_wall} s, cpu ${perf_cpu} s"
+echo "ratio stackcollapse / fold perf.data:           wall $(ratio "$perf_wall" "$data_wall")x, cpu $(ratio "$perf_cpu" "$data_cpu")x (target >= 5x)"
+echo "ratio (perf script | fold) / fold perf.data:    wall $(ratio "$pipe_wall" "$data_wall")x, cpu $(ratio "$pipe_cpu" "$data_cpu")x"

@@ -10,15 +10,43 @@
 #include "cli/arguments.hpp"
 #include "cli/binary_copies.hpp"
 #include "cli/cli.hpp"
+#include "cli/perf_data_input.hpp"
+#include "lockprof/perfdata/perf_data.hpp"
 #include "cli/stack_outputs.hpp"
 #include "lockprof/analysis/attribution.hpp"
 #include "lockprof/analysis/pprof_profile.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/report/json.hpp"
 
 namespace po = boost::program_options;
 
 namespace lockprof::cli {
+
+namespace {
+
+// A perf.data file: its samples folded as `lockprof fold` folds them (the process name as root
+// frame, the first event), written through the same table.
+int convert_perf_data(const std::string& file, const StackOutputs& outputs) {
+    if (outputs.instruction_leaf())
+        throw UsageError(fmt::format(
+            "convert: --leaf instruction needs lockprof's own samples; '{}' is a perf.data "
+            "file, whose stacks end in functions (drop --leaf)",
+            file));
+    outputs.write([&] {
+        auto stacks = fold_perf_data_file(file, {});
+        exporting::SvgOptions labels;
+        labels.title = "perf.data";
+        labels.subtitle =
+            fmt::format("{}: {} samples, {} unique stacks", file, stacks.total(), stacks.size());
+        return SampledStacks{std::move(stacks), labels, [&] {
+                                 return perfdata::pprof_profile(perfdata::PerfData::open(file));
+                             }};
+    });
+    return 0;
+}
+
+}  // namespace
 
 int convert_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
     StackOutputs outputs("one per cell (tas/2t)", "sym+0x1c xchg", /*implies_sample=*/false,
@@ -39,7 +67,8 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
                      "--samples-out SAMPLES`, as a pprof profile (`go tool pprof FILE`), folded\n"
                      "stacks or an SVG flamegraph: the same files the run writes with the same\n"
                      "options. The binaries that ran must still be there, or be given as copies\n"
-                     "with --binary.\n\n"
+                     "with --binary. A perf.data file (perf record) converts too: its samples\n"
+                     "folded as `lockprof fold` folds them, or as a pprof profile (--pprof).\n\n"
                   << o;
         return 0;
     }
@@ -50,6 +79,7 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
         throw UsageError(
             "convert: nothing to write; give --pprof FILE, --folded FILE or --flamegraph FILE");
     const std::string file = vm["file"].as<std::string>();
+    if (is_perf_data_file(file)) return convert_perf_data(file, outputs);
     workload::RunResult run = report::read_result(file);
     use_binary_copies(vm, run);
     if (!run.sampling || !analysis::has_raw_samples(run))

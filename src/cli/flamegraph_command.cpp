@@ -13,6 +13,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
+#include "cli/perf_data_input.hpp"
 #include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
@@ -25,8 +26,14 @@ namespace {
 
 constexpr std::size_t kProblemsShown = 5;
 
-// Reads one folded input ("-" = stdin), printing skipped-line problems to stderr.
+// Reads one folded input ("-" = stdin), or folds a perf.data file as `lockprof fold` would,
+// printing skipped-line problems to stderr.
 exporting::FoldedStacks read_folded(const std::string& path, bool strict) {
+    if (path != "-" && is_perf_data_file(path)) {
+        exporting::PerfScriptOptions fold;
+        fold.strict = strict;
+        return fold_perf_data_file(path, fold);
+    }
     exporting::ParseOptions options;
     options.strict = strict;
     exporting::ParseReport report;
@@ -86,7 +93,8 @@ int flamegraph_command(const std::vector<std::string>& args, const std::vector<s
             << "Usage: lockprof flamegraph IN.folded -o OUT.svg [options]\n"
                "       lockprof flamegraph --diff BEFORE.folded AFTER.folded -o DIFF.svg\n\n"
                "Renders folded stacks ('frame;frame;frame COUNT' lines, as written by `lockprof "
-               "fold`,\n`lockprof --folded` or stackcollapse-perf.pl) as an interactive SVG: "
+               "fold`,\n`lockprof --folded` or stackcollapse-perf.pl; a perf.data file is folded "
+               "first,\nas `lockprof fold` folds it) as an interactive SVG: "
                "click to zoom,\nSearch (regex) to highlight, hover for samples and percent. "
                "'-' reads stdin.\nWith --diff, widths come from AFTER and colours show the change "
                "in each frame's\nshare of total samples (red grew, blue shrank); frames gone from "

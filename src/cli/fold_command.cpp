@@ -4,16 +4,18 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <boost/program_options.hpp>
 
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
+#include "cli/perf_data_input.hpp"
 #include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/export/perf_script.hpp"
+#include "lockprof/perfdata/perf_data.hpp"
 
 namespace po = boost::program_options;
 
@@ -40,13 +42,17 @@ int fold_command(const std::vector<std::string>& args, const std::vector<std::st
     positional.add("input", 1);
     const auto vm = parse_arguments(args, options, "fold", hidden, positional);
     if (vm.count("help")) {
-        std::cout << "Usage: lockprof fold [PERF_SCRIPT.txt|-] [-o OUT.folded] [options]\n\n"
-                     "Reads `perf script` text (with or without callchains, i.e. `perf record "
-                     "-g` or not)\nand writes folded stacks: one 'comm;root;...;leaf COUNT' line "
-                     "per unique stack,\nsorted. Offsets are stripped, kernel frames get _[k], "
-                     "unknown symbols are named\nafter their module. Input defaults to stdin.\n\n"
-                     "Example:\n  perf record -e cpu-clock -g -- ./prog && perf script | "
-                     "lockprof fold -o prog.folded\n  lockprof flamegraph prog.folded -o "
+        std::cout << "Usage: lockprof fold [perf.data|PERF_SCRIPT.txt|-] [-o OUT.folded] "
+                     "[options]\n\n"
+                     "Reads a perf.data file directly, or `perf script` text (with or without "
+                     "callchains,\ni.e. `perf record -g` or not), and writes folded stacks: one "
+                     "'comm;root;...;leaf COUNT'\nline per unique stack, sorted. Offsets are "
+                     "stripped, kernel frames get _[k], unknown\nsymbols are named after their "
+                     "module. Input defaults to stdin.\n\n"
+                     "A perf.data file folds as `perf script | lockprof fold` folds it "
+                     "(docs/flamegraph.md).\n\n"
+                     "Example:\n  perf record -e cpu-clock -g -- ./prog && lockprof fold "
+                     "perf.data -o prog.folded\n  lockprof flamegraph prog.folded -o "
                      "prog.svg\n\n"
                   << options;
         return 0;
@@ -72,38 +78,58 @@ int fold_command(const std::vector<std::string>& args, const std::vector<std::st
     exporting::PerfScriptReport report;
     exporting::FoldedStacks stacks;
     const std::string name = input == "-" ? "<stdin>" : input;
+    // perf.data (its PERFILE2 magic) is read directly; anything else is perf script text.
+    bool perf_data = false;
     if (input == "-") {
-        stacks = exporting::fold_perf_script(std::cin, name, fold, report);
+        char head[8] = {};
+        std::cin.read(head, sizeof head);
+        const std::string start(head, static_cast<std::size_t>(std::cin.gcount()));
+        perf_data = perfdata::looks_like_perf_data(start);
+        if (perf_data) {
+            std::string bytes = start;
+            bytes.append(std::istreambuf_iterator<char>(std::cin), {});
+            stacks = perfdata::fold(perfdata::PerfData::from_bytes(std::move(bytes), name), fold,
+                                    report);
+        } else {
+            // The bytes already read, then the rest of stdin, in blocks.
+            struct Joined : std::streambuf {
+                std::streambuf* rest;
+                std::string buffer;
+                Joined(std::string first, std::streambuf* r) : rest(r), buffer(std::move(first)) {
+                    setg(buffer.data(), buffer.data(), buffer.data() + buffer.size());
+                }
+                int_type underflow() override {
+                    buffer.resize(1 << 16);
+                    const auto n =
+                        rest->sgetn(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+                    if (n <= 0) return traits_type::eof();
+                    setg(buffer.data(), buffer.data(), buffer.data() + n);
+                    return traits_type::to_int_type(buffer[0]);
+                }
+            } joined(start, std::cin.rdbuf());
+            std::istream in(&joined);
+            stacks = exporting::fold_perf_script(in, name, fold, report);
+        }
     } else {
         std::ifstream in(input, std::ios::binary);
         if (!in)
             throw UsageError(
                 fmt::format("cannot read '{}': {}; check the path", input, std::strerror(errno)));
-        stacks = exporting::fold_perf_script(in, name, fold, report);
+        char head[8] = {};
+        in.read(head, sizeof head);
+        perf_data = perfdata::looks_like_perf_data(
+            std::string_view(head, static_cast<std::size_t>(in.gcount())));
+        if (perf_data) {
+            in.close();
+            stacks = perfdata::fold(perfdata::PerfData::open(input), fold, report);
+        } else {
+            in.clear();
+            in.seekg(0);
+            stacks = exporting::fold_perf_script(in, name, fold, report);
+        }
     }
 
-    for (std::size_t i = 0; i < report.problems.size() && i < 5; ++i)
-        fmt::print(stderr, "lockprof: warning: {}\n", report.problems[i]);
-    if (report.skipped > 0)
-        fmt::print(stderr,
-                   "lockprof: warning: skipped {} unrecognised line{} of {} in {}; use --strict "
-                   "to fail on them instead\n",
-                   report.skipped, report.skipped == 1 ? "" : "s", report.lines, name);
-    if (report.other_event > 0)
-        fmt::print(stderr,
-                   "lockprof: note: folded {} samples of event '{}', left out {} of other events "
-                   "({}); choose with --event NAME or --event all\n",
-                   report.folded, report.event, report.other_event,
-                   fmt::join(report.other_events, ", "));
-    if (!event.empty() && event != "all" && report.folded == 0 && report.samples > 0)
-        throw UsageError(
-            fmt::format("--event {}: no samples of that event in {} (it has: {}); "
-                        "pick one of those",
-                        event, name, fmt::join(report.other_events, ", ")));
-    if (report.samples == 0)
-        fmt::print(stderr,
-                   "lockprof: warning: no samples found in {}; is it `perf script` output?\n",
-                   name);
+    print_fold_report(report, name, event, perf_data);
 
     write_output(output, exporting::to_folded_text(stacks));
     return 0;

@@ -171,20 +171,17 @@ bool parse_frame(string_view line, Frame& f) {
 }
 
 bool is_kernel(const Frame& f) {
-    if (f.module.starts_with("[kernel.") || f.module == "[vmlinux]" ||
-        f.module.starts_with("[guest.kernel"))
-        return true;
-    if (f.module.starts_with('/') || f.module == "[vsyscall]") return false;
-    // Kernel modules print as "[name]"; vsyscall is a user-visible page in the kernel half.
+    if (const int k = kernel_by_module(f.module); k >= 0) return k == 1;
     std::uint64_t address = 0;
     std::from_chars(f.address_text.data(), f.address_text.data() + f.address_text.size(), address,
                     16);
-    return address >= 0xffff000000000000ull;
+    return is_kernel_address(address);
 }
 
-// Appends the folded name of `f` to `out`: ';' and control characters sanitised as in
+// Appends the folded name of a frame to `out`: ';' and control characters sanitised as in
 // sanitize_frame(), unknown symbols named after their module, kernel frames suffixed.
-void append_frame(std::string& out, const Frame& f, bool annotate_kernel) {
+void append_frame(std::string& out, string_view symbol, string_view module, bool kernel,
+                  bool annotate_kernel) {
     // Bulk-appends clean runs; only ';' and control characters are rewritten.
     auto append_clean = [&out](string_view s) {
         std::size_t run = 0;
@@ -197,11 +194,11 @@ void append_frame(std::string& out, const Frame& f, bool annotate_kernel) {
         }
         out.append(s.data() + run, s.size() - run);
     };
-    if (f.symbol.empty() || f.symbol == "[unknown]") {
-        if (f.module.empty() || f.module == "[unknown]") {
+    if (symbol.empty() || symbol == "[unknown]") {
+        if (module.empty() || module == "[unknown]") {
             out += "[unknown]";
         } else {
-            auto base = f.module;
+            auto base = module;
             if (const auto slash = base.rfind('/'); slash != string_view::npos)
                 base = base.substr(slash + 1);
             if (base.starts_with('[') && base.ends_with(']')) {
@@ -213,18 +210,13 @@ void append_frame(std::string& out, const Frame& f, bool annotate_kernel) {
             }
         }
     } else {
-        append_clean(f.symbol);
+        append_clean(symbol);
     }
-    if (f.module == "inlined")
+    if (module == "inlined")
         out += "_[i]";
-    else if (annotate_kernel && is_kernel(f))
+    else if (annotate_kernel && kernel)
         out += "_[k]";
 }
-
-struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(string_view s) const { return std::hash<string_view>{}(s); }
-};
 
 // Reads lines in large blocks; views stay valid until the next call.
 class LineReader {
@@ -266,110 +258,93 @@ class LineReader {
     bool eof_ = false;
 };
 
-// Folds samples one at a time: the current sample's root frame and its frames leaf first,
-// copied out of the reader's buffer (a sample may span two reads), counted per distinct stack.
-class SampleFolder {
-  public:
-    SampleFolder(const std::string& filename, const PerfScriptOptions& options,
-                 PerfScriptReport& report)
-        : filename_(filename), options_(options), report_(report), chosen_(options.event) {}
-
-    bool in_sample() const { return in_sample_; }
-
-    // A sample header: the previous sample ends; this one is kept when its event is the one
-    // chosen (the first seen, unless the options name one, or "all").
-    void start_sample(const Header& header, Frame& scratch) {
-        finish_sample();
-        in_sample_ = true;
-        ++report_.samples;
-        if (chosen_.empty()) chosen_ = std::string(header.event);
-        use_sample_ = chosen_ == "all" || header.event == chosen_;
-        if (!use_sample_) {
-            ++report_.other_event;
-            if (others_.find(header.event) == others_.end()) others_.emplace(header.event);
-            return;
-        }
-        weight_ = options_.weight_by_period && header.period ? header.period : 1;
-        root_.clear();
-        if (options_.root != PerfScriptOptions::Root::none) {
-            for (char c : header.comm) root_ += c == ';' ? ':' : c;
-            if (options_.root == PerfScriptOptions::Root::comm_pid) {
-                root_ += '-';
-                root_ += header.id;
-            }
-        }
-        frame_text_.clear();
-        frame_ends_.clear();
-        if (!header.inline_frame.empty() && parse_frame(header.inline_frame, scratch))
-            add_frame(scratch);
-    }
-
-    void add_frame(const Frame& frame) {
-        if (!use_sample_) return;
-        append_frame(frame_text_, frame, options_.annotate_kernel);
-        frame_ends_.push_back(frame_text_.size());
-    }
-
-    // Ends the current sample, counting its stack root first.
-    void finish_sample() {
-        if (!in_sample_) return;
-        in_sample_ = false;
-        if (!use_sample_) return;
-        stack_.clear();
-        stack_ += root_;
-        for (std::size_t i = frame_ends_.size(); i-- > 0;) {
-            const std::size_t begin = i == 0 ? 0 : frame_ends_[i - 1];
-            if (!stack_.empty()) stack_ += ';';
-            stack_.append(frame_text_, begin, frame_ends_[i] - begin);
-        }
-        if (stack_.empty()) return;  // no process frame and no callchain: nothing to place
-        ++report_.folded;
-        if (auto it = counts_.find(string_view(stack_)); it != counts_.end())
-            it->second += weight_;
-        else
-            counts_.emplace(stack_, weight_);
-    }
-
-    // A line that is not perf script output: an error with --strict, else skipped and noted.
-    void problem(const std::string& why) {
-        auto text = fmt::format("{}:{}: {}", filename_, report_.lines, why);
-        if (options_.strict)
-            throw UsageError(text +
-                             "; is this `perf script` output? (run without --strict to "
-                             "skip such lines)");
-        ++report_.skipped;
-        if (report_.problems.size() < kMaxReportedProblems) report_.problems.push_back(text);
-    }
-
-    FoldedStacks result() {
-        finish_sample();
-        report_.event = chosen_;
-        report_.other_events.assign(others_.begin(), others_.end());
-        FoldedStacks folded;
-        for (const auto& [s, w] : counts_) folded.add_line(s, w);
-        return folded;
-    }
-
-  private:
-    const std::string& filename_;
-    const PerfScriptOptions& options_;
-    PerfScriptReport& report_;
-    std::unordered_map<std::string, std::uint64_t, StringHash, std::equal_to<>> counts_;
-    std::set<std::string, std::less<>> others_;
-    std::string chosen_;
-    bool in_sample_ = false, use_sample_ = false;
-    std::uint64_t weight_ = 1;
-    std::string root_;
-    std::string frame_text_;               // leaf-first frame names, back to back
-    std::vector<std::size_t> frame_ends_;  // end offset of each name in frame_text_
-    std::string stack_;
-};
-
 }  // namespace
+
+int kernel_by_module(string_view module) {
+    if (module.starts_with("[kernel.") || module == "[vmlinux]" ||
+        module.starts_with("[guest.kernel"))
+        return 1;
+    // Kernel modules print as "[name]"; vsyscall is a user-visible page in the kernel half.
+    if (module.starts_with('/') || module == "[vsyscall]") return 0;
+    return -1;
+}
+
+PerfSampleFolder::PerfSampleFolder(const std::string& filename, const PerfScriptOptions& options,
+                                   PerfScriptReport& report)
+    : filename_(filename), options_(options), report_(report), chosen_(options.event) {}
+
+PerfSampleFolder::~PerfSampleFolder() = default;
+
+void PerfSampleFolder::start_sample(string_view comm, string_view id, string_view event,
+                                    std::uint64_t period) {
+    finish_sample();
+    in_sample_ = true;
+    ++report_.samples;
+    if (chosen_.empty()) chosen_ = std::string(event);
+    use_sample_ = chosen_ == "all" || event == chosen_;
+    if (!use_sample_) {
+        ++report_.other_event;
+        if (others_.find(event) == others_.end()) others_.emplace(event);
+        return;
+    }
+    weight_ = options_.weight_by_period && period ? period : 1;
+    root_.clear();
+    if (options_.root != PerfScriptOptions::Root::none) {
+        for (char c : comm) root_ += c == ';' ? ':' : c;
+        if (options_.root == PerfScriptOptions::Root::comm_pid) {
+            root_ += '-';
+            root_ += id;
+        }
+    }
+    frame_text_.clear();
+    frame_ends_.clear();
+}
+
+void PerfSampleFolder::add_frame(string_view symbol, string_view module, bool kernel) {
+    if (!use_sample_) return;
+    append_frame(frame_text_, symbol, module, kernel, options_.annotate_kernel);
+    frame_ends_.push_back(frame_text_.size());
+}
+
+void PerfSampleFolder::finish_sample() {
+    if (!in_sample_) return;
+    in_sample_ = false;
+    if (!use_sample_) return;
+    stack_.clear();
+    stack_ += root_;
+    for (std::size_t i = frame_ends_.size(); i-- > 0;) {
+        const std::size_t begin = i == 0 ? 0 : frame_ends_[i - 1];
+        if (!stack_.empty()) stack_ += ';';
+        stack_.append(frame_text_, begin, frame_ends_[i] - begin);
+    }
+    if (stack_.empty()) return;  // no process frame and no callchain: nothing to place
+    ++report_.folded;
+    if (auto it = counts_.find(string_view(stack_)); it != counts_.end())
+        it->second += weight_;
+    else
+        counts_.emplace(stack_, weight_);
+}
+
+void PerfSampleFolder::problem(std::size_t where, const std::string& why,
+                               std::string_view strict_hint) {
+    auto text = fmt::format("{}:{}: {}", filename_, where, why);
+    if (options_.strict) throw UsageError(text + std::string(strict_hint));
+    ++report_.skipped;
+    if (report_.problems.size() < kMaxReportedProblems) report_.problems.push_back(text);
+}
+
+FoldedStacks PerfSampleFolder::result() {
+    finish_sample();
+    report_.event = chosen_;
+    report_.other_events.assign(others_.begin(), others_.end());
+    FoldedStacks folded;
+    for (const auto& [st, w] : counts_) folded.add_line(st, w);
+    return folded;
+}
 
 FoldedStacks fold_perf_script(std::istream& in, const std::string& filename,
                               const PerfScriptOptions& options, PerfScriptReport& report) {
-    SampleFolder folder(filename, options, report);
+    PerfSampleFolder folder(filename, options, report);
     LineReader reader(in);
     std::vector<string_view> tokens;
     string_view line;
@@ -385,17 +360,22 @@ FoldedStacks fold_perf_script(std::istream& in, const std::string& filename,
         if (content.front() == '#') continue;  // perf script --header comments
         // perf indents callchain entries with a tab; headers never start with one.
         if (line.front() != '\t' && parse_header(line, tokens, header)) {
-            folder.start_sample(header, frame);
+            folder.start_sample(header.comm, header.id, header.event, header.period);
+            if (!header.inline_frame.empty() && parse_frame(header.inline_frame, frame))
+                folder.add_frame(frame.symbol, frame.module, is_kernel(frame));
             continue;
         }
         if (folder.in_sample() && parse_frame(content, frame)) {
-            folder.add_frame(frame);
+            folder.add_frame(frame.symbol, frame.module, is_kernel(frame));
             continue;
         }
-        folder.problem(folder.in_sample()
+        folder.problem(report.lines,
+                       folder.in_sample()
                            ? "unrecognised line in a sample (expected 'ADDRESS SYMBOL (MODULE)')"
                            : "unrecognised line (expected a sample header 'COMM PID TIME: "
-                             "EVENT:')");
+                             "EVENT:')",
+                       "; is this `perf script` output? (run without --strict to skip such "
+                       "lines)");
     }
     // Not one sample among lines that are not perf script: the wrong file, an error rather
     // than an empty profile. Empty input (or only comments) stays an empty profile.

@@ -47,7 +47,7 @@ void check_defined(const char* kind, const std::set<std::uint64_t>& ids, std::ui
 std::string gzip(const std::string& data) {
     z_stream z{};
     // 15 window bits + 16: a gzip header and trailer instead of zlib's.
-    if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         throw Error("pprof: zlib deflateInit2 failed");
     std::string out(deflateBound(&z, static_cast<uLong>(data.size())), '\0');
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "lockprof/sampling/perf_record.hpp"
 #include "lockprof/sampling/task_sampler.hpp"
 #include "lockprof/profiling/data.hpp"
 
@@ -79,82 +80,59 @@ struct RingBuffer {
 
     // One record (`body`: the `size` bytes after its header) into samples, events, lost or
     // throttled; record types it does not know are skipped. Public so tests can feed it records.
+    // The layout is perf_record.hpp's, for kSampleType with sample_id_all.
     void parse(const perf_event_header& header, const unsigned char* body, std::size_t size) {
-        const RecordBody record{body, size};
-        // Bodies: mmap {pid, tid, addr, len, pgoff, filename[]}, comm {pid, tid, comm[]},
-        // fork {pid, ppid, tid, ptid, time}, lost {id, lost}.
-        if (header.type == PERF_RECORD_MMAP) {
-            parse_side_band(record, header, TaskEvent::Kind::mmap, 32);
-        } else if (header.type == PERF_RECORD_COMM) {
-            parse_side_band(record, header, TaskEvent::Kind::comm, 8);
-        } else if (header.type == PERF_RECORD_FORK) {
-            parse_side_band(record, header, TaskEvent::Kind::fork, 24);
-        } else if (header.type == PERF_RECORD_LOST) {
-            lost += record.u64(1);
+        if (header.type == PERF_RECORD_LOST) {
+            // {id, lost}
+            if (size >= 16) {
+                std::uint64_t n = 0;
+                std::memcpy(&n, body + 8, 8);
+                lost += n;
+            }
         } else if (header.type == PERF_RECORD_THROTTLE) {
             ++throttled;
         } else if (header.type == PERF_RECORD_SAMPLE) {
-            samples.push_back(parse_sample(record));
+            samples.push_back(parse_sample(decode_sample(kLayout, body, size)));
+        } else if (header.type == PERF_RECORD_MMAP || header.type == PERF_RECORD_COMM ||
+                   header.type == PERF_RECORD_FORK) {
+            SideBand record;
+            if (decode_side_band(header.type, header.misc, kLayout, body, size, record))
+                events.push_back(task_event(record));
         }
     }
 
   private:
-    // A record's body, read field by field; fields past its end read as 0.
-    struct RecordBody {
-        const unsigned char* data;
-        std::size_t size;
-        std::uint64_t u64(std::size_t index) const {
-            std::uint64_t v = 0;
-            if ((index + 1) * 8 <= size) std::memcpy(&v, data + index * 8, 8);
-            return v;
-        }
-        std::uint32_t u32(std::size_t offset) const {
-            std::uint32_t v = 0;
-            if (offset + 4 <= size) std::memcpy(&v, data + offset, 4);
-            return v;
-        }
-    };
+    static constexpr RecordLayout kLayout{kSampleType, 0, true};
 
-    // Side-band records end with the sample_id_all trailer of kSampleType: pid, tid, time.
-    void parse_side_band(const RecordBody& record, const perf_event_header& header,
-                         TaskEvent::Kind kind, std::size_t name_offset) {
-        const std::size_t size = record.size;
-        if (size < name_offset + 16) return;
+    static TaskEvent task_event(const SideBand& r) {
         TaskEvent e;
-        e.kind = kind;
-        e.pid = static_cast<pid_t>(record.u32(0));
-        e.tid = static_cast<pid_t>(record.u32(kind == TaskEvent::Kind::fork ? 8 : 4));
-        std::memcpy(&e.time_ns, record.data + size - 8, 8);
-        if (kind == TaskEvent::Kind::fork) {
-            e.parent = static_cast<pid_t>(record.u32(4));
-        } else {
-            const auto* name = reinterpret_cast<const char*>(record.data + name_offset);
-            e.name.assign(name, strnlen(name, size - 16 - name_offset));
-        }
-        if (kind == TaskEvent::Kind::mmap) {
-            e.address = record.u64(1);
-            e.length = record.u64(2);
-            e.file_offset = record.u64(3);
-        }
-        e.exec = kind == TaskEvent::Kind::comm && (header.misc & PERF_RECORD_MISC_COMM_EXEC);
-        events.push_back(std::move(e));
+        e.kind = r.kind == SideBand::Kind::mmap   ? TaskEvent::Kind::mmap
+                 : r.kind == SideBand::Kind::comm ? TaskEvent::Kind::comm
+                                                  : TaskEvent::Kind::fork;
+        e.pid = static_cast<pid_t>(r.pid);
+        e.tid = static_cast<pid_t>(r.tid);
+        e.parent = static_cast<pid_t>(r.ppid);
+        e.time_ns = r.sample_id.time;
+        if (r.kind != SideBand::Kind::fork) e.name = std::string(r.name);
+        e.address = r.address;
+        e.length = r.length;
+        e.file_offset = r.file_offset;
+        e.exec = r.exec;
+        return e;
     }
 
-    // Layout of kSampleType, in the kernel's fixed order: IP, pid/tid, time, period, then the
-    // call chain (nr, frames).
-    static profiling::RawSample parse_sample(const RecordBody& record) {
+    // lockprof's samples: the IP, then the call chain without context markers, the 0 a
+    // frame-pointer walk ends on, and the first user frame (the IP itself).
+    static profiling::RawSample parse_sample(const SampleFields& f) {
         profiling::RawSample s;
-        s.ip = record.u64(0);
-        std::uint32_t pid_tid[2] = {0, 0};
-        if (record.size >= 16) std::memcpy(pid_tid, record.data + 8, 8);
-        s.pid = pid_tid[0];
-        s.tid = pid_tid[1];
-        s.time_ns = record.u64(2);
-        s.weight = record.u64(3);
-        const std::uint64_t nr = record.u64(4);
+        s.ip = f.ip;
+        s.pid = f.pid;
+        s.tid = f.tid;
+        s.time_ns = f.time;
+        s.weight = f.period;
         bool skipped_ip = false;
-        for (std::uint64_t i = 0; i < nr && (5 + i + 1) * 8 <= record.size; ++i) {
-            const std::uint64_t address = record.u64(5 + i);
+        for (std::uint64_t i = 0; i < f.chain_size; ++i) {
+            const std::uint64_t address = f.chain_at(i);
             // Context markers, and the 0 a frame-pointer walk ends on, are not frames.
             if (address >= static_cast<std::uint64_t>(PERF_CONTEXT_MAX) || address == 0) continue;
             // The user call chain starts with the sample IP itself.

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -143,6 +144,49 @@ std::string short_name(std::string_view name) {
     return out;
 }
 
+std::string perf_symbol_name(std::string_view mangled) {
+    if (!mangled.starts_with("_Z")) return std::string(mangled);
+    std::string demangled = demangle(mangled);
+    std::string_view d = demangled;
+    if (d == mangled) return demangled;  // not demangled: perf prints it as the file has it
+    // Special names keep their inner encoding's parameters ("non-virtual thunk to X::f(int)").
+    for (std::string_view special :
+         {"non-virtual thunk to ", "virtual thunk to ", "covariant return thunk to ", "vtable for ",
+          "typeinfo for ", "typeinfo name for ", "VTT for ", "construction vtable for ",
+          "guard variable for ", "reference temporary ", "TLS init function for ",
+          "TLS wrapper function for ", "transaction clone for "})
+        if (d.starts_with(special)) return demangled;
+    // One scan at depth 0 (outside <>, (), [] and {}): the last parameter list, and the last
+    // space before the name proper (after a return type). An operator's own token and what
+    // follows it ("operator new", "operator unsigned long") belong to the name.
+    int depth = 0;
+    std::size_t name_start = 0, params = std::string_view::npos;
+    bool in_operator = false;
+    for (std::size_t i = 0; i < d.size(); ++i) {
+        const char c = d[i];
+        if (depth == 0 && operator_at(d, i)) {
+            in_operator = true;
+            i = skip_operator_token(d, i) - 1;
+            continue;
+        }
+        if (depth == 0 && d.substr(i).starts_with(kAnonymous)) {
+            i += kAnonymous.size() - 1;
+            continue;
+        }
+        if (depth == 0 && d.substr(i).starts_with(" [clone ")) break;  // a clone suffix
+        if (c == '(' && depth == 0) {
+            params = i;
+            in_operator = false;  // a local name's function ("f(int)::g"): the scan goes on
+        }
+        if (c == '<' || c == '(' || c == '[' || c == '{') ++depth;
+        if ((c == '>' || c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+        if (c == ' ' && depth == 0 && !in_operator && params == std::string_view::npos)
+            name_start = i + 1;
+    }
+    if (params == std::string_view::npos) return demangled;  // not a function: as demangled
+    return std::string(d.substr(name_start, params - name_start));
+}
+
 std::string build_id_of(const std::string& path) {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return "";
@@ -158,6 +202,120 @@ std::string build_id_of(const std::string& path) {
     }
     close(fd);
     return hex;
+}
+
+bool elf_image(const std::string& path, ElfImage& out) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    elf_version(EV_CURRENT);
+    Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+    bool ok = false;
+    GElf_Ehdr ehdr;
+    std::size_t count = 0;
+    if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) &&
+        elf_getphdrnum(elf, &count) == 0) {
+        ElfImage image;
+        image.position_independent = ehdr.e_type == ET_DYN;
+        for (std::size_t i = 0; i < count; ++i) {
+            GElf_Phdr phdr;
+            if (!gelf_getphdr(elf, static_cast<int>(i), &phdr) || phdr.p_type != PT_LOAD) continue;
+            LoadSegment seg;
+            seg.vaddr = phdr.p_vaddr;
+            seg.memsz = phdr.p_memsz;
+            seg.offset = phdr.p_offset;
+            seg.filesz = phdr.p_filesz;
+            seg.permissions =
+                std::string{(phdr.p_flags & PF_R) ? 'r' : '-', (phdr.p_flags & PF_W) ? 'w' : '-',
+                            (phdr.p_flags & PF_X) ? 'x' : '-', 'p'};
+            image.segments.push_back(std::move(seg));
+        }
+        ok = !image.segments.empty();
+        if (ok) out = std::move(image);
+    }
+    if (elf) elf_end(elf);
+    close(fd);
+    return ok;
+}
+
+std::vector<PltStub> plt_stubs(const std::string& path) {
+    std::vector<PltStub> stubs;
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return stubs;
+    elf_version(EV_CURRENT);
+    Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+    GElf_Ehdr ehdr;
+    std::size_t strndx = 0;
+    if (elf && gelf_getehdr(elf, &ehdr) && elf_getshdrstrndx(elf, &strndx) == 0) {
+        Elf_Scn *rel = nullptr, *plt = nullptr, *plt_sec = nullptr;
+        for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+            GElf_Shdr shdr;
+            if (!gelf_getshdr(scn, &shdr)) continue;
+            const char* name = elf_strptr(elf, strndx, shdr.sh_name);
+            if (!name) continue;
+            const std::string_view n = name;
+            if ((n == ".rela.plt" || n == ".rel.plt") && !rel) rel = scn;
+            if (n == ".plt") plt = scn;
+            if (n == ".plt.sec") plt_sec = scn;
+        }
+        GElf_Shdr rel_shdr, plt_shdr, sym_shdr;
+        Elf_Scn* dynsym =
+            rel && gelf_getshdr(rel, &rel_shdr) ? elf_getscn(elf, rel_shdr.sh_link) : nullptr;
+        Elf_Data* rel_data = rel ? elf_getdata(rel, nullptr) : nullptr;
+        Elf_Data* sym_data = dynsym ? elf_getdata(dynsym, nullptr) : nullptr;
+        if (rel_data && sym_data && gelf_getshdr(dynsym, &sym_shdr) &&
+            gelf_getshdr(plt_sec ? plt_sec
+                         : plt   ? plt
+                                 : rel,
+                         &plt_shdr) &&
+            (plt || plt_sec) && (rel_shdr.sh_type == SHT_RELA || rel_shdr.sh_type == SHT_REL)) {
+            std::uint64_t entry = plt_shdr.sh_entsize, header = plt_shdr.sh_entsize;
+            if (ehdr.e_machine == EM_X86_64) entry = header = 16;
+            if (ehdr.e_machine == EM_AARCH64) entry = 16, header = 32;
+            if (plt_sec) header = 0;
+            std::uint64_t at = plt_shdr.sh_offset + header;
+            const std::size_t count =
+                rel_shdr.sh_entsize ? rel_shdr.sh_size / rel_shdr.sh_entsize : 0;
+            for (std::size_t i = 0; i < count && entry > 0; ++i, at += entry) {
+                std::uint64_t info = 0;
+                GElf_Rela rela;
+                GElf_Rel r;
+                if (rel_shdr.sh_type == SHT_RELA &&
+                    gelf_getrela(rel_data, static_cast<int>(i), &rela))
+                    info = rela.r_info;
+                else if (rel_shdr.sh_type == SHT_REL &&
+                         gelf_getrel(rel_data, static_cast<int>(i), &r))
+                    info = r.r_info;
+                else
+                    break;
+                GElf_Sym sym;
+                if (!gelf_getsym(sym_data, static_cast<int>(GELF_R_SYM(info)), &sym)) continue;
+                const char* name = elf_strptr(elf, sym_shdr.sh_link, sym.st_name);
+                stubs.push_back({at, entry, name ? name : ""});
+            }
+        }
+    }
+    if (elf) elf_end(elf);
+    close(fd);
+    return stubs;
+}
+
+std::vector<profiling::MappedModule> image_mappings(const std::string& path, const ElfImage& image,
+                                                    std::uint64_t base,
+                                                    const std::string& build_id) {
+    constexpr std::uint64_t kPage = 4096;
+    std::vector<profiling::MappedModule> modules;
+    for (const auto& seg : image.segments) {
+        if (seg.memsz == 0) continue;
+        profiling::MappedModule m;
+        m.path = path;
+        m.start = base + (seg.vaddr & ~(kPage - 1));
+        m.end = (base + seg.vaddr + seg.memsz + kPage - 1) & ~(kPage - 1);
+        m.offset = seg.offset & ~(kPage - 1);
+        m.permissions = seg.permissions;
+        m.build_id = build_id;
+        modules.push_back(std::move(m));
+    }
+    return modules;
 }
 
 ModuleRedirect redirect_modules(std::vector<profiling::MappedModule>& modules,
@@ -251,7 +409,39 @@ std::pair<std::string, int> line_of(Dwfl_Module* module, std::uint64_t address) 
 
 }  // namespace
 
+namespace {
+
+// A function symbol as perf keeps it, for choosing among aliases (several names at one address).
+struct Alias {
+    std::string name;
+    int binding = STB_LOCAL;
+    std::uint64_t size = 0;
+};
+
+std::size_t leading_underscores(std::string_view name) {
+    std::size_t n = 0;
+    while (n < name.size() && name[n] == '_') ++n;
+    return n;
+}
+
+// perf's choose_best_symbol (tools/perf/util/symbol.c): true when `b` replaces `a`.
+bool perf_prefers(const Alias& a, const Alias& b) {
+    if ((a.size == 0) != (b.size == 0)) return a.size == 0;
+    const bool wa = a.binding == STB_WEAK, wb = b.binding == STB_WEAK;
+    if (wa != wb) return wa;
+    const bool ga = a.binding == STB_GLOBAL, gb = b.binding == STB_GLOBAL;
+    if (ga != gb) return gb;
+    const auto ua = leading_underscores(a.name), ub = leading_underscores(b.name);
+    if (ua != ub) return ub < ua;
+    return b.name.size() > a.name.size();
+}
+
+}  // namespace
+
 struct SymbolResolver::Impl {
+    // Per module, its function symbols by address in symbol-table order, built on the first
+    // resolve_symbol() in it.
+    std::map<Dwfl_Module*, std::unordered_map<std::uint64_t, std::vector<Alias>>> aliases;
     Dwfl_Callbacks callbacks{};
     char* debuginfo_path = nullptr;
     Dwfl* dwfl = nullptr;
@@ -321,15 +511,52 @@ SymbolResolver& SymbolResolver::operator=(SymbolResolver&&) noexcept = default;
 
 Location SymbolResolver::resolve(std::uint64_t address) const {
     if (auto it = impl_->cache.find(address); it != impl_->cache.end()) return it->second;
+    return impl_->cache.emplace(address, lookup(address, true)).first->second;
+}
+
+Location SymbolResolver::resolve_symbol(std::uint64_t address) const {
+    Location loc = lookup(address, false);
+    if (!loc.has_symbol()) return loc;
+    Dwfl_Module* module = impl_->module_at(address);
+    auto [it, inserted] = impl_->aliases.try_emplace(module);
+    if (inserted) {
+        const int n = dwfl_module_getsymtab(module);
+        for (int i = 1; i < n; ++i) {
+            GElf_Sym sym;
+            GElf_Addr value = 0;
+            const char* name =
+                dwfl_module_getsym_info(module, i, &sym, &value, nullptr, nullptr, nullptr);
+            const int type = GELF_ST_TYPE(sym.st_info);
+            if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+                (type != STT_FUNC && type != STT_GNU_IFUNC))
+                continue;
+            it->second[value].push_back({name, GELF_ST_BIND(sym.st_info), sym.st_size});
+        }
+    }
+    // perf keeps one symbol per address: walking them in table order, each next one that
+    // choose_best_symbol prefers replaces the one kept.
+    auto group = it->second.find(loc.symbol_start);
+    if (group == it->second.end() || group->second.size() < 2) return loc;
+    const Alias* kept = &group->second.front();
+    for (const auto& next : group->second)
+        if (perf_prefers(*kept, next)) kept = &next;
+    if (kept->name != loc.linkage_name) {
+        loc.linkage_name = kept->name;
+        loc.symbol = demangle(kept->name);
+    }
+    return loc;
+}
+
+Location SymbolResolver::lookup(std::uint64_t address, bool with_line) const {
     Location loc;
     if (auto v = Impl::range_of(impl_->vdso, address); v != impl_->vdso.end()) {
         loc.module = std::string(kVdso);
         loc.bias = v->first;
-        return impl_->cache.emplace(address, loc).first->second;
+        return loc;
     }
     if (address >> 63) {
         loc.module = std::string(kKernel);
-        return impl_->cache.emplace(address, loc).first->second;
+        return loc;
     }
     if (Dwfl_Module* module = impl_->module_at(address)) {
         const char* main_file = nullptr;
@@ -353,14 +580,14 @@ Location SymbolResolver::resolve(std::uint64_t address) const {
             }
         }
         if (symbol) {
+            loc.linkage_name = symbol;
             loc.symbol = demangle(symbol);
             loc.offset = offset;
             loc.symbol_start = address - offset;
             loc.symbol_size = sym.st_size;
         }
-        std::tie(loc.source_file, loc.source_line) = line_of(module, address);
+        if (with_line) std::tie(loc.source_file, loc.source_line) = line_of(module, address);
     }
-    impl_->cache.emplace(address, loc);
     return loc;
 }
 

@@ -23,6 +23,7 @@ struct Location {
                                      // for kernel addresses), "" when no mapping covers it
     std::uint64_t bias = 0;          // runtime address - file (link-time) address
     std::string symbol;              // demangled; "" when no symbol covers the address
+    std::string linkage_name;        // the symbol as the ELF file names it (mangled)
     std::uint64_t symbol_start = 0;  // runtime address of the symbol
     std::uint64_t symbol_size = 0;
     std::uint64_t offset = 0;  // address - symbol_start
@@ -59,6 +60,15 @@ class SymbolResolver {
 
     Location resolve(std::uint64_t address) const;
 
+    // resolve() without the source line (and not cached): module and symbol only, for callers
+    // that name many addresses and keep their own cache (folding a perf.data file); DWARF line
+    // tables are not loaded. Of several function symbols at one address (glibc's aliases:
+    // "mmap", "__mmap", "mmap64") it names the one perf names: walking them in symbol-table
+    // order, the later one replaces the kept one when it is sized and the kept one is not, not
+    // weak where the kept one is, global where it is not, has fewer leading underscores, or a
+    // longer name (perf's choose_best_symbol).
+    Location resolve_symbol(std::uint64_t address) const;
+
     // Only the source file and line of `address` ({"", 0} without DWARF), what resolve() gives
     // in source_file/source_line without its symbol search: libdwfl finds a symbol by scanning
     // the whole symbol table, too slow for every instruction of a listing.
@@ -86,6 +96,8 @@ class SymbolResolver {
     const std::vector<std::string>& changed_modules() const { return changed_; }
 
   private:
+    Location lookup(std::uint64_t address, bool with_line) const;
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::vector<std::string> changed_;
@@ -101,6 +113,42 @@ std::string short_name(std::string_view demangled);
 
 // GNU build id of an ELF file as hex, "" when it has none or cannot be read.
 std::string build_id_of(const std::string& path);
+
+// An ELF file's loadable segments (PT_LOAD), as its program headers give them, and whether it
+// is position independent (ET_DYN: a shared library or PIE, linked at 0 and loaded anywhere).
+struct LoadSegment {
+    std::uint64_t vaddr = 0, memsz = 0, offset = 0, filesz = 0;
+    std::string permissions;  // "r-xp"
+};
+struct ElfImage {
+    std::vector<LoadSegment> segments;
+    bool position_independent = false;
+};
+// False when `path` cannot be opened or is not an ELF file with program headers.
+bool elf_image(const std::string& path, ElfImage& out);
+
+// The stubs of an ELF file's procedure linkage table as perf names them ("clock_gettime@plt"
+// once demangled and suffixed): one per .rela.plt (.rel.plt) relocation, in order, laid out in
+// .plt.sec when there is one, else in .plt after its header (x86_64: 16-byte header and
+// entries; aarch64: 32 and 16; others: the section's entry size). No ELF symbol covers them.
+struct PltStub {
+    std::uint64_t file_offset = 0, size = 0;
+    std::string name;  // the dynamic symbol the stub jumps to, as the file names it
+};
+std::vector<PltStub> plt_stubs(const std::string& path);
+
+// The mappings a process would have with `image` (the file at `path`) loaded `base` bytes above
+// its link-time addresses, as /proc/PID/maps would list them: what a SymbolResolver is built
+// from when the process itself is gone and only the file is known.
+std::vector<profiling::MappedModule> image_mappings(const std::string& path, const ElfImage& image,
+                                                    std::uint64_t base,
+                                                    const std::string& build_id);
+
+// The demangled name as perf prints it by default (libiberty's demangler without DMGL_PARAMS):
+// no parameter list, return type or function qualifiers at the top level, no clone suffix
+// ("void ns::f<int>(int) const [clone .isra.0]" -> "ns::f<int>"). A name that is not mangled is
+// returned as it is, a symbol version ("@@GLIBC_2.14") included, as perf prints it.
+std::string perf_symbol_name(std::string_view mangled);
 
 // Points recorded mappings at a copy of their file elsewhere, so saved samples resolve on
 // another machine (`lockprof annotate --binary COPY`: the binary that ran, copied next to its

@@ -1,0 +1,243 @@
+#include "lockprof/perfdata/perf_data.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "lockprof/common/error.hpp"
+
+namespace lockprof::perfdata {
+namespace {
+
+// perf's header (tools/perf/util/header.h): magic, size, attr_size, attrs, data, event_types
+// sections, then the feature bitmap.
+struct FileSection {
+    std::uint64_t offset, size;
+};
+struct FileHeader {
+    char magic[8];
+    std::uint64_t size, attr_size;
+    FileSection attrs, data, event_types;
+    std::uint64_t features[4];
+};
+static_assert(sizeof(FileHeader) == 104);
+
+constexpr int kFeatureBuildId = 2;                   // HEADER_BUILD_ID
+constexpr int kFeatureEventDesc = 12;                // HEADER_EVENT_DESC
+constexpr std::uint16_t kMiscBuildIdSize = 1 << 15;  // PERF_RECORD_MISC_BUILD_ID_SIZE
+
+// The names perf gives the generic events (tools/perf/util/evsel.c).
+std::string generic_name(std::uint32_t type, std::uint64_t config) {
+    static const char* const kHardware[] = {"cycles",
+                                            "instructions",
+                                            "cache-references",
+                                            "cache-misses",
+                                            "branches",
+                                            "branch-misses",
+                                            "bus-cycles",
+                                            "stalled-cycles-frontend",
+                                            "stalled-cycles-backend",
+                                            "ref-cycles"};
+    static const char* const kSoftware[] = {
+        "cpu-clock",        "task-clock",   "page-faults",  "context-switches",
+        "cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
+        "emulation-faults", "dummy",        "bpf-output",   "cgroup-switches"};
+    if (type == PERF_TYPE_HARDWARE && config < std::size(kHardware)) return kHardware[config];
+    if (type == PERF_TYPE_SOFTWARE && config < std::size(kSoftware)) return kSoftware[config];
+    return fmt::format("{}:{:#x}", type, config);
+}
+
+}  // namespace
+
+PerfData PerfData::open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        throw UsageError(
+            fmt::format("cannot read '{}': {}; check the path", path, std::strerror(errno)));
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw UsageError(fmt::format("'{}' is not a regular file; give a perf.data file", path));
+    }
+    PerfData file;
+    file.name_ = path;
+    file.size_ = static_cast<std::size_t>(st.st_size);
+    if (file.size_ > 0) {
+        void* base = mmap(nullptr, file.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (base == MAP_FAILED) {
+            const int e = errno;
+            ::close(fd);
+            throw Error(fmt::format("cannot map '{}': {}", path, std::strerror(e)));
+        }
+        const std::size_t size = file.size_;
+        file.storage_ = std::shared_ptr<const void>(
+            base, [size](const void* p) { munmap(const_cast<void*>(p), size); });
+        file.bytes_ = static_cast<const unsigned char*>(base);
+    }
+    ::close(fd);
+    file.parse();
+    return file;
+}
+
+PerfData PerfData::from_bytes(std::string bytes, std::string name) {
+    PerfData file;
+    file.name_ = std::move(name);
+    auto owned = std::make_shared<std::string>(std::move(bytes));
+    file.bytes_ = reinterpret_cast<const unsigned char*>(owned->data());
+    file.size_ = owned->size();
+    file.storage_ = owned;
+    file.parse();
+    return file;
+}
+
+void PerfData::parse() {
+    const auto fail = [this](const std::string& why) {
+        throw UsageError(fmt::format("{}: {}", name_, why));
+    };
+    // A section [offset, offset + size) inside the file (overflow-safe).
+    const auto inside = [this](std::uint64_t offset, std::uint64_t size) {
+        return offset <= size_ && size <= size_ - offset;
+    };
+    if (size_ < 8 || std::memcmp(bytes_, kMagic.data(), 8) != 0) {
+        if (size_ >= 8 && std::memcmp(bytes_, "2ELIFREP", 8) == 0)
+            fail(
+                "a perf.data file from a big-endian machine; lockprof reads little-endian "
+                "ones: run `perf script` there and fold its text");
+        fail(size_ < 8 ? "too short for a perf.data file; check that the recording finished"
+                       : "not a perf.data file (no PERFILE2 magic); give `perf record`'s "
+                         "output, or `perf script` text");
+    }
+    if (size_ < 16) fail("too short for a perf.data file; check that the recording finished");
+    std::uint64_t header_size = 0;
+    std::memcpy(&header_size, bytes_ + 8, 8);
+    if (header_size == 16)
+        fail(
+            "a pipe-mode perf.data (perf record -o -); record to a file, or rewrite it with "
+            "`perf inject -i IN -o OUT`");
+    if (header_size != sizeof(FileHeader) || size_ < sizeof(FileHeader))
+        fail(
+            fmt::format("header of {} bytes, expected {} (truncated, or a perf version "
+                        "lockprof does not know); fold `perf script` text instead",
+                        size_ < sizeof(FileHeader) ? size_ : header_size, sizeof(FileHeader)));
+    FileHeader h;
+    std::memcpy(&h, bytes_, sizeof h);
+
+    // Attributes: perf_event_attr (attr_size - 16 bytes, whatever the perf version) + ids.
+    constexpr std::uint64_t kAttrVer0 = 64;  // PERF_ATTR_SIZE_VER0
+    if (h.attr_size < kAttrVer0 + 16 || h.attr_size > 4096 || h.attrs.size % h.attr_size != 0 ||
+        !inside(h.attrs.offset, h.attrs.size))
+        fail(
+            fmt::format("attribute section ({} bytes at {}, {} per event) does not fit the "
+                        "file; the file is damaged or truncated",
+                        h.attrs.size, h.attrs.offset, h.attr_size));
+    if (h.attrs.size == 0) fail("no events in the file; record with `perf record -e EVENT`");
+    for (std::uint64_t at = h.attrs.offset; at < h.attrs.offset + h.attrs.size; at += h.attr_size) {
+        perf_event_attr attr{};
+        std::memcpy(&attr, bytes_ + at, std::min<std::size_t>(h.attr_size - 16, sizeof attr));
+        FileSection ids;
+        std::memcpy(&ids, bytes_ + at + h.attr_size - 16, 16);
+        if (ids.size % 8 != 0 || !inside(ids.offset, ids.size))
+            fail(fmt::format("event {}'s id list does not fit the file; the file is damaged",
+                             events_.size() + 1));
+        Event e;
+        e.type = attr.type;
+        e.config = attr.config;
+        e.layout = {attr.sample_type, attr.read_format, attr.sample_id_all != 0};
+        (attr.freq ? e.frequency : e.period) = attr.sample_period;
+        e.ids.resize(ids.size / 8);
+        if (ids.size) std::memcpy(e.ids.data(), bytes_ + ids.offset, ids.size);
+        e.name = generic_name(attr.type, attr.config);
+        events_.push_back(std::move(e));
+    }
+    if (events_.size() > 1) {
+        const long pos = sampling::sample_id_offset(events_[0].layout.sample_type);
+        for (const auto& e : events_)
+            if (pos < 0 || sampling::sample_id_offset(e.layout.sample_type) != pos ||
+                e.layout.sample_id_all != events_[0].layout.sample_id_all)
+                fail(
+                    "events whose samples carry no id, or carry it in different places, so "
+                    "their samples cannot be told apart; fold `perf script` text instead");
+    }
+
+    if (!inside(h.data.offset, 0)) fail("data section starts past the end of the file");
+    data_offset_ = static_cast<std::size_t>(h.data.offset);
+    truncated_ = !inside(h.data.offset, h.data.size);
+    data_size_ = truncated_ ? size_ - data_offset_ : static_cast<std::size_t>(h.data.size);
+
+    // Features: one section per bit set, in bit order, right after the data section.
+    if (truncated_) return;
+    std::uint64_t at = h.data.offset + h.data.size;
+    for (int bit = 1; bit < 256; ++bit) {
+        if (!(h.features[bit / 64] >> (bit % 64) & 1)) continue;
+        if (!inside(at, 16)) return;  // no feature sections: names and build ids unknown
+        FileSection section;
+        std::memcpy(&section, bytes_ + at, 16);
+        at += 16;
+        if (!inside(section.offset, section.size)) continue;
+        const unsigned char* p = bytes_ + section.offset;
+        const std::size_t n = static_cast<std::size_t>(section.size);
+        if (bit == kFeatureBuildId) {
+            // perf_record_header_build_id: header, pid, build_id[24] (20 bytes + size), name.
+            for (std::size_t off = 0; off + 8 + 4 + 24 <= n;) {
+                perf_event_header rh;
+                std::memcpy(&rh, p + off, sizeof rh);
+                if (rh.size < 8 + 4 + 24 || rh.size > n - off) break;
+                std::size_t id_size = 20;
+                if (rh.misc & kMiscBuildIdSize) id_size = std::min<std::size_t>(p[off + 32], 20);
+                std::string hex;
+                for (std::size_t i = 0; i < id_size; ++i)
+                    hex += fmt::format("{:02x}", p[off + 12 + i]);
+                const auto* name = reinterpret_cast<const char*>(p + off + 36);
+                const std::string file(name, strnlen(name, rh.size - 36));
+                build_ids_.emplace(file, hex);
+                off += rh.size;
+            }
+        } else if (bit == kFeatureEventDesc && n >= 8) {
+            // u32 nr, u32 attr_size; per event: attr, u32 nr_ids, string (u32 len, bytes),
+            // u64 ids[nr_ids].
+            std::uint32_t nr = 0, attr_size = 0;
+            std::memcpy(&nr, p, 4);
+            std::memcpy(&attr_size, p + 4, 4);
+            std::size_t off = 8;
+            std::vector<std::pair<std::string, std::vector<std::uint64_t>>> described;
+            for (std::uint32_t i = 0; i < nr; ++i) {
+                std::uint32_t nr_ids = 0, len = 0;
+                if (attr_size > n || off > n - attr_size - 8) break;
+                off += attr_size;
+                std::memcpy(&nr_ids, p + off, 4);
+                std::memcpy(&len, p + off + 4, 4);
+                off += 8;
+                if (len > n - off) break;
+                const auto* name = reinterpret_cast<const char*>(p + off);
+                std::string event(name, strnlen(name, len));
+                off += len;
+                if (nr_ids > (n - off) / 8) break;
+                std::vector<std::uint64_t> ids(nr_ids);
+                if (nr_ids) std::memcpy(ids.data(), p + off, nr_ids * 8ull);
+                off += nr_ids * 8ull;
+                described.emplace_back(std::move(event), std::move(ids));
+            }
+            for (std::size_t i = 0; i < events_.size(); ++i) {
+                // By id where the ids say, else by position (perf writes them in order).
+                bool named = false;
+                for (const auto& [event, ids] : described)
+                    if (!ids.empty() && !events_[i].ids.empty() && ids[0] == events_[i].ids[0]) {
+                        events_[i].name = event;
+                        named = true;
+                    }
+                if (!named && described.size() == events_.size() && !described[i].first.empty())
+                    events_[i].name = described[i].first;
+            }
+        }
+    }
+}
+
+}  // namespace lockprof::perfdata

@@ -1,0 +1,74 @@
+// Kernel symbols chosen and sized as perf does (symbols/kallsyms.hpp), and C++ names as perf
+// prints them (perf_symbol_name: libiberty without DMGL_PARAMS).
+#include "lockprof/symbols/kallsyms.hpp"
+
+#include <gtest/gtest.h>
+
+#include "lockprof/symbols/resolver.hpp"
+
+namespace lockprof::symbols {
+namespace {
+
+TEST(KernelSymbols, PerfsChoiceAmongAliasesAndItsSizes) {
+    const auto k = KernelSymbols::parse(
+        "ffffffff81000000 T _text\n"
+        "ffffffff81000100 t local_one\n"
+        "ffffffff81000100 T __global_one\n"  // global beats local
+        "ffffffff81000200 W weak_one\n"
+        "ffffffff81000200 T __strong\n"  // non-weak beats weak
+        "ffffffff81000300 T __a\n"
+        "ffffffff81000300 T b\n"  // fewer leading underscores
+        "ffffffff81000400 T short\n"
+        "ffffffff81000400 T longer\n"  // the longer name
+        "ffffffff81000500 r rodata_is_skipped\n"
+        "0000000000000000 T hidden_by_kptr_restrict\n"
+        "not a line\n"
+        "ffffffffc0000000 t mod_fn\t[nf_tables]\n");
+    ASSERT_NE(k.find(0xffffffff81000150), nullptr);
+    EXPECT_EQ(k.find(0xffffffff81000150)->name, "__global_one");
+    EXPECT_EQ(k.find(0xffffffff81000200)->name, "__strong");
+    EXPECT_EQ(k.find(0xffffffff81000300)->name, "b");
+    EXPECT_EQ(k.find(0xffffffff810003ff)->name, "b");
+    EXPECT_EQ(k.find(0xffffffff81000400)->name, "longer");
+    // The kernel image's last symbol ends a page later; the module's symbol is the module's.
+    EXPECT_NE(k.find(0xffffffff81000fff), nullptr);
+    EXPECT_EQ(k.find(0xffffffff81002000), nullptr);
+    ASSERT_NE(k.find(0xffffffffc0000010), nullptr);
+    EXPECT_EQ(k.find(0xffffffffc0000010)->module, "nf_tables");
+    EXPECT_EQ(k.find(0xffffffff80000000), nullptr);
+    EXPECT_EQ(k.size(), 6u);
+    EXPECT_TRUE(KernelSymbols::parse("").empty());
+}
+
+TEST(PerfSymbolName, DemangledWithoutParametersAsPerfPrintsIt) {
+    EXPECT_EQ(perf_symbol_name("_ZN2ns3BoxImE4spinEm"), "ns::Box<unsigned long>::spin");
+    EXPECT_EQ(perf_symbol_name("_ZNK5outer5inner4GridImLi3EE4walkEm"),
+              "outer::inner::Grid<unsigned long, 3>::walk");
+    EXPECT_EQ(perf_symbol_name("_Z1fIiEvT_"), "f<int>");  // no return type
+    EXPECT_EQ(perf_symbol_name("_ZN3AccpLEm"), "Acc::operator+=");
+    EXPECT_EQ(perf_symbol_name("_ZN3AccclEv"), "Acc::operator()");
+    EXPECT_EQ(perf_symbol_name("_Znwm"), "operator new");
+    EXPECT_EQ(perf_symbol_name("_ZN12_GLOBAL__N_17anon_fnEi"), "(anonymous namespace)::anon_fn");
+    EXPECT_EQ(perf_symbol_name("_ZN2ns3BoxImE4spinEm.isra.0"), "ns::Box<unsigned long>::spin");
+    EXPECT_EQ(perf_symbol_name("_ZZ3runiENKUliE_clEi"), "run(int)::{lambda(int)#1}::operator()");
+    EXPECT_EQ(perf_symbol_name("_ZTV3Acc"), "vtable for Acc");
+    EXPECT_EQ(perf_symbol_name("cfree@GLIBC_2.2.5"), "cfree@GLIBC_2.2.5");
+    EXPECT_EQ(perf_symbol_name("main"), "main");
+    EXPECT_EQ(perf_symbol_name("_Znot_mangled"), "_Znot_mangled");
+}
+
+TEST(PltStubs, OnePerPltRelocationInOrderInsideThePlt) {
+    // This test binary calls the C library through its PLT.
+    const auto stubs = plt_stubs("/proc/self/exe");
+    ASSERT_FALSE(stubs.empty());
+    for (std::size_t i = 0; i < stubs.size(); ++i) {
+        EXPECT_GT(stubs[i].size, 0u);
+        if (i > 0) {
+            EXPECT_EQ(stubs[i].file_offset, stubs[i - 1].file_offset + stubs[i - 1].size);
+        }
+    }
+    EXPECT_TRUE(plt_stubs("/nonexistent").empty());
+}
+
+}  // namespace
+}  // namespace lockprof::symbols
