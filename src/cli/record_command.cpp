@@ -24,6 +24,7 @@
 #include "lockprof/record/pprof_profile.hpp"
 #include "lockprof/record/profile.hpp"
 #include "lockprof/record/recorder.hpp"
+#include "lockprof/report/json.hpp"
 #include "lockprof/report/record_report.hpp"
 
 namespace po = boost::program_options;
@@ -226,7 +227,7 @@ void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
         std::cout << report::render_record(result, profile, plan.profile.top_symbols, plan.listed)
                   << std::flush;
     if (!plan.output.empty())
-        write_output(plan.output, report::record_to_json(result, profile).dump(1) + "\n");
+        write_output(plan.output, report::json_text(report::record_to_json(result, profile), 1));
     plan.stacks.write([&] {
         const std::string event = result.sampling ? result.sampling->event : "";
         return SampledStacks{

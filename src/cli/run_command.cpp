@@ -197,8 +197,9 @@ void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
     for (const auto& extension : extensions) extension->write_outputs(run, summaries, std::cout);
     std::cout.flush();
     if (vm.count("output"))
-        write_output(vm["output"].as<std::string>(),
-                     report::to_json(run, summaries, report::RawSamples::omit).dump(2) + "\n");
+        write_output(
+            vm["output"].as<std::string>(),
+            report::json_text(report::to_json(run, summaries, report::RawSamples::omit), 2));
     if (vm.count("csv"))
         write_output(vm["csv"].as<std::string>(), report::render_csv(run, summaries));
 }

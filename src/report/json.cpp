@@ -211,4 +211,8 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
     return doc;
 }
 
+std::string json_text(const json& doc, int indent) {
+    return doc.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
 }  // namespace lockprof::report
