@@ -15,6 +15,7 @@ std::atomic<int> g_count{0};
 std::atomic<int> g_first{0};
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_writing{false};
+std::atomic<bool> g_measured{false};  // a MeasurementScope has ended in this process
 bool g_terminal = false;  // stderr is a terminal: clear the progress line before a message
 
 // Async-signal-safe writes to stderr.
@@ -34,6 +35,12 @@ const char* name(int signal) noexcept {
 
 extern "C" void on_cleanup_signal(int signal) {
     outputs::remove_temporaries();
+    // After run or record (a MeasurementScope has ended): its outputs are in place, and the
+    // exit status is still the policy's, 128 + the first signal, not death by this one.
+    if (g_measured.load()) {
+        const int first = g_first.load();
+        _exit(128 + (first ? first : signal));
+    }
     // SA_RESETHAND put the default action back; the signal stays blocked until this returns,
     // then ends the process as it would have without a handler.
     raise(signal);
@@ -84,6 +91,7 @@ struct sigaction g_old_int {
 }  // namespace
 
 void install_cleanup() {
+    g_measured.store(false);
     const struct sigaction action = handler(on_cleanup_signal, SA_RESETHAND | SA_RESTART);
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
@@ -102,6 +110,7 @@ MeasurementScope::MeasurementScope() {
 }
 
 MeasurementScope::~MeasurementScope() {
+    g_measured.store(true);
     sigaction(SIGINT, &g_old_int, nullptr);
     sigaction(SIGTERM, &g_old_term, nullptr);
 }

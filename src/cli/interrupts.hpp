@@ -8,8 +8,10 @@
 // (stop_requested(), stop_signal()) and lockprof goes on to write everything it has; a second
 // is noted on stderr and changes nothing; a third aborts at once, saying on stderr which outputs
 // are lost (common/output_registry.hpp), removing the temporary of the one being written and
-// exiting 128 + the first signal. A shell's `timeout -s INT` (which signals lockprof and then
-// its process group) and a double Ctrl-C deliver two signals: the write-out survives both.
+// exiting 128 + the first signal. A signal after the scope has ended (lockprof returning, its
+// outputs in place) exits 128 + the first signal, or 128 + itself, without a word. A shell's
+// `timeout -s INT` (which signals lockprof and then its process group) and a double Ctrl-C deliver
+// two signals: the write-out survives both.
 #pragma once
 
 #include <atomic>

@@ -95,6 +95,30 @@ TEST(Interrupts, ThirdSignalAbortsSayingWhatIsLost) {
     std::filesystem::remove_all(folder);
 }
 
+// Found by the fault battery: a SIGTERM as run returned, after its outputs were written, found
+// the cleanup handler back and killed lockprof instead of letting it exit 143.
+TEST(Interrupts, ASignalAfterTheScopeStillExitsWithThePolicysStatus) {
+    EXPECT_EXIT(
+        {
+            interrupts::install_cleanup();
+            { const interrupts::MeasurementScope scope; }
+            raise(SIGTERM);
+            std::_Exit(0);  // not reached
+        },
+        testing::ExitedWithCode(143), "");
+    EXPECT_EXIT(
+        {
+            interrupts::install_cleanup();
+            {
+                const interrupts::MeasurementScope scope;
+                raise(SIGINT);
+            }
+            raise(SIGTERM);
+            std::_Exit(0);  // not reached
+        },
+        testing::ExitedWithCode(130), "");
+}
+
 TEST(Interrupts, CleanupHandlerRemovesTheTemporaryAndEndsAsTheSignalWould) {
     std::string pattern =
         (std::filesystem::temp_directory_path() / "lockprof-cleanup-XXXXXX").string();
