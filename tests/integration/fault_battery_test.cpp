@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -338,7 +339,9 @@ Result run_and_check(const Invocation& run, const fs::path& folder, const std::o
     int pipe_fds[2] = {-1, -1};
     if (table) {
         // Its table goes to a pipe filled to capacity, so it blocks there (--quiet would skip it).
-        std::erase(args, std::string("--quiet"));
+        // lockprof's own --quiet, not a recorded command's (after "--").
+        const auto end = std::find(args.begin(), args.end(), std::string("--"));
+        if (auto q = std::find(args.begin(), end, std::string("--quiet")); q != end) args.erase(q);
         EXPECT_EQ(pipe2(pipe_fds, O_CLOEXEC), 0);
         fcntl(pipe_fds[1], F_SETFL, O_NONBLOCK);
         const std::string block(4096, 'x');
