@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/interrupts.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/output_file.hpp"
 #include "lockprof/common/parse.hpp"
@@ -55,6 +56,7 @@ int dispatch(const std::vector<std::string>& args, const std::vector<std::string
 }  // namespace
 
 int main(int argc, char** argv) {
+    interrupts::install_cleanup();
     std::vector<std::string> argv_copy(argv, argv + argc);
     std::vector<std::string> args(argv_copy.begin() + (argc > 0 ? 1 : 0), argv_copy.end());
     try {

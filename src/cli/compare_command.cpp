@@ -175,7 +175,7 @@ std::string render_json(const Loaded& base, const std::vector<Compared>& all,
         }
         doc["comparisons"].push_back(std::move(entry));
     }
-    return doc.dump(2) + "\n";
+    return report::json_text(doc, 2);
 }
 
 std::string render_csv(const std::vector<Compared>& all) {

@@ -4,7 +4,7 @@
 // recording is analysed and written (write_outputs). The options it shares with `run` are
 // run's own objects: PmuOptions, SamplingOptions, StackOutputs.
 #include <algorithm>
-#include <csignal>
+#include <cstdio>
 #include <iostream>
 #include <optional>
 
@@ -14,46 +14,25 @@
 
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
+#include "cli/interrupts.hpp"
 #include "cli/pmu_options.hpp"
 #include "cli/sampling_options.hpp"
 #include "cli/stack_outputs.hpp"
 #include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
+#include "lockprof/common/signal_name.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/record/pprof_profile.hpp"
 #include "lockprof/record/profile.hpp"
 #include "lockprof/record/recorder.hpp"
+#include "lockprof/report/json.hpp"
 #include "lockprof/report/record_report.hpp"
 
 namespace po = boost::program_options;
 
 namespace lockprof::cli {
 namespace {
-
-std::atomic<int> g_stop{0};
-
-extern "C" void on_stop_signal(int signal) {
-    g_stop.store(signal);
-}
-
-// SIGINT/SIGTERM end the recording (and are delivered to a recorded command by the terminal
-// too); lockprof then writes what it has.
-struct StopSignals {
-    struct sigaction old_int {
-    }, old_term{};
-    StopSignals() {
-        struct sigaction action {};
-        action.sa_handler = on_stop_signal;
-        sigemptyset(&action.sa_mask);
-        sigaction(SIGINT, &action, &old_int);
-        sigaction(SIGTERM, &action, &old_term);
-    }
-    ~StopSignals() {
-        sigaction(SIGINT, &old_int, nullptr);
-        sigaction(SIGTERM, &old_term, nullptr);
-    }
-};
 
 constexpr const char* kUsage =
     "Usage:\n"
@@ -66,8 +45,10 @@ constexpr const char* kUsage =
     "share of samples in functions matching --lock-pattern and their hottest instructions).\n"
     "A command is counted with everything it starts (inherited counters) and lockprof exits\n"
     "with its exit status. Attached processes are counted per thread; threads (and, with\n"
-    "--match, processes) that appear later are picked up by polling every 100 ms. SIGINT or\n"
-    "--duration ends the recording; lockprof detaches and writes everything it has.\n"
+    "--match, processes) that appear later are picked up by polling every 100 ms. SIGINT,\n"
+    "SIGTERM or --duration ends the recording; lockprof detaches (a command is passed SIGTERM,\n"
+    "then SIGKILL if it is still running 2 s later), writes everything it has and exits 130\n"
+    "(SIGINT) or 143 (SIGTERM). A second signal does not stop the write-out; a third aborts.\n"
     "Code of stripped binaries shows as [no symbol] with its module; their debug symbols\n"
     "(a -dbgsym package, or a .debug file next to the binary) bring the names back.\n\n"
     "Examples:\n"
@@ -205,13 +186,16 @@ std::optional<RecordPlan> parse_record(const std::vector<std::string>& all_args)
     return plan;
 }
 
-// Records until the command exits, every target is gone, --duration passes or a signal.
+// Records until the command exits, every target is gone, --duration passes or a signal
+// (interrupts.hpp); each step taken to stop a command is said on stderr as it is taken.
 record::RecordResult run_recording(const RecordPlan& plan, const std::vector<std::string>& argv) {
-    record::RecordResult result;
-    {
-        StopSignals signals;
-        result = record::record(plan.spec, argv, g_stop);
-    }
+    record::RecordSpec spec = plan.spec;
+    spec.on_stop_step = [](const std::string& step) {
+        std::fflush(stdout);
+        fmt::print(stderr, "lockprof: {}\n", step);
+        std::fflush(stderr);
+    };
+    record::RecordResult result = record::record(spec, argv, interrupts::stop_signal());
     for (const auto& note : plan.spec.counting.notes)
         result.notes.insert(result.notes.begin(), note);
     return result;
@@ -226,7 +210,7 @@ void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
         std::cout << report::render_record(result, profile, plan.profile.top_symbols, plan.listed)
                   << std::flush;
     if (!plan.output.empty())
-        write_output(plan.output, report::record_to_json(result, profile).dump(1) + "\n");
+        write_output(plan.output, report::json_text(report::record_to_json(result, profile), 1));
     plan.stacks.write([&] {
         const std::string event = result.sampling ? result.sampling->event : "";
         return SampledStacks{
@@ -243,10 +227,24 @@ void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
 int record_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
     const auto plan = parse_record(args);
     if (!plan) return 0;  // --help
+    // SIGINT/SIGTERM from here on: end the recording, then write what it holds.
+    const interrupts::MeasurementScope interrupt_scope;
     const record::RecordResult result = run_recording(*plan, argv);
+    interrupts::writing_outputs();
     write_outputs(*plan, result);
+    if (const int interrupted = interrupts::exit_code()) {
+        fmt::print(stderr, "lockprof: {}; every output was written{}\n",
+                   result.interrupted
+                       ? "recording interrupted by " + result.interrupted_by
+                       : signal_name(interrupts::stop_signal().load()) + " after the recording",
+                   interrupts::signals_received() > 1
+                       ? fmt::format(" ({} signals: the later ones did not stop the write-out)",
+                                     interrupts::signals_received())
+                       : "");
+        return interrupted;
+    }
     if (result.exit_status) return *result.exit_status;
-    return result.interrupted ? 130 : 0;
+    return 0;
 }
 
 }  // namespace lockprof::cli

@@ -1,5 +1,4 @@
 // The default command: options -> RunSpec -> plan -> sweep -> summaries -> table/JSON/CSV.
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -11,12 +10,14 @@
 
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
+#include "cli/interrupts.hpp"
 #include "cli/profile.hpp"
 #include "cli/run_extension.hpp"
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
+#include "lockprof/common/signal_name.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/run_report.hpp"
 #include "lockprof/workload/sweep.hpp"
@@ -26,13 +27,6 @@ namespace po = boost::program_options;
 
 namespace lockprof::cli {
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void on_sigint(int) {
-    g_interrupted.store(true);
-    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C kills at once
-}
 
 std::string default_threads() {
     const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
@@ -134,7 +128,9 @@ std::string usage_text(const po::options_description& visible) {
     out += options.str();
     out +=
         "\nExit status: 0 success, 1 failure, 2 bad usage or input, 3 a lock stopped making\n"
-        "progress (watchdog), 130 interrupted (what finished is still printed and written).\n";
+        "progress (watchdog), 130 interrupted by SIGINT, 143 by SIGTERM (the trials that\n"
+        "finished are still printed and written; the one running is dropped; a second signal\n"
+        "does not stop the write-out, a third aborts it, saying what is lost).\n";
     return out;
 }
 
@@ -197,8 +193,9 @@ void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
     for (const auto& extension : extensions) extension->write_outputs(run, summaries, std::cout);
     std::cout.flush();
     if (vm.count("output"))
-        write_output(vm["output"].as<std::string>(),
-                     report::to_json(run, summaries, report::RawSamples::omit).dump(2) + "\n");
+        write_output(
+            vm["output"].as<std::string>(),
+            report::json_text(report::to_json(run, summaries, report::RawSamples::omit), 2));
     if (vm.count("csv"))
         write_output(vm["csv"].as<std::string>(), report::render_csv(run, summaries));
 }
@@ -279,6 +276,24 @@ std::size_t finished_trials(const workload::RunResult& run) {
     return n;
 }
 
+// The last line on stderr after SIGINT or SIGTERM, and the exit status: 128 + the signal.
+int interrupted_exit(const workload::RunResult& run) {
+    const int signals = interrupts::signals_received();
+    const std::string later =
+        signals > 1
+            ? fmt::format(" ({} signals: the later ones did not stop the write-out)", signals)
+            : "";
+    if (run.interrupted)
+        fmt::print(stderr, "lockprof: interrupted by {}; wrote the {} finished trial(s){}\n",
+                   signal_name(interrupts::stop_signal().load()), finished_trials(run), later);
+    else
+        fmt::print(stderr,
+                   "lockprof: {} after the last trial: the run is complete and every output was "
+                   "written{}\n",
+                   signal_name(interrupts::stop_signal().load()), later);
+    return interrupts::exit_code();
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
@@ -286,6 +301,8 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     const auto vm_or_exit = parse_run(args, declare_options(extensions));
     if (!vm_or_exit) return 0;
     const po::variables_map& vm = *vm_or_exit;
+    // SIGINT/SIGTERM from here on: stop the sweep, then write what finished (interrupts.hpp).
+    const interrupts::MeasurementScope interrupt_scope;
 
     // Plan: the spec, the outputs checked before anything runs, what each extension adds.
     const workload::RunSpec spec = spec_from(vm);
@@ -298,19 +315,20 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
 
     // Run.
     workload::RunControl control;
-    control.interrupted = &g_interrupted;
+    control.interrupted = &interrupts::stop_requested();
     for (const auto& extension : extensions)
         if (auto* instrumentation = extension->instrumentation())
             control.instruments.push_back(instrumentation);
     const bool show_progress = isatty(STDERR_FILENO) != 0;
-    std::signal(SIGINT, on_sigint);
     try {
         run = workload::run_sweep(plan, control, progress_hooks(plan, spec.trials, show_progress),
                                   &run);
     } catch (const StallError& e) {
         if (show_progress) fmt::print(stderr, "\r\033[K");
         run.interrupted = true;
+        run.interrupted_by = "watchdog";
         run.notes.push_back(std::string("STALLED: ") + e.what());
+        interrupts::writing_outputs();
         for (const auto& extension : extensions) extension->finish(run);
         write_outputs(vm, run, analysis::summarize(run), extensions);
         std::fflush(stdout);
@@ -318,17 +336,14 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
         std::fflush(stderr);
         std::_Exit(e.exit_code());  // stalled threads cannot be joined
     }
-    std::signal(SIGINT, SIG_DFL);
     if (show_progress) fmt::print(stderr, "\r\033[K");
+    interrupts::writing_outputs();
+    if (run.interrupted) run.interrupted_by = signal_name(interrupts::stop_signal().load());
 
     // Results, analysis, outputs.
     for (const auto& extension : extensions) extension->finish(run);
     write_outputs(vm, run, analysis::summarize(run), extensions);
-    if (run.interrupted) {
-        fmt::print(stderr, "lockprof: interrupted; wrote the {} finished trial(s)\n",
-                   finished_trials(run));
-        return 130;
-    }
+    if (interrupts::exit_code() != 0) return interrupted_exit(run);
     return 0;
 }
 

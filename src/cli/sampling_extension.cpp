@@ -130,7 +130,7 @@ class SamplingExtension : public RunExtension {
         out.flush();
         if (!sampled_) return;
         if (!samples_out_.empty())
-            write_output(samples_out_, report::to_json(run, summaries).dump() + "\n");
+            write_output(samples_out_, report::json_text(report::to_json(run, summaries)));
         stacks_.write([&] {
             return SampledStacks{analysis::folded_stacks(run, *attribution, stacks_.leaf()),
                                  analysis::flamegraph_options(run),

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/output_registry.hpp"
 
 namespace lockprof {
 namespace {
@@ -221,6 +222,7 @@ void write_replacing(const std::string& path, const fs::path& target, std::strin
     // As `>` would: a file we may not write is refused, not replaced behind its owner's back.
     if (exists && ::access(target.c_str(), W_OK) != 0) write_failed(path, errno);
     Temporary temporary(temporary_beside(target));
+    outputs::writing(path, temporary.path());  // before it exists: an abort removes it
     temporary.fd() =
         ::open(temporary.path().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (temporary.fd() < 0) {
@@ -278,6 +280,7 @@ OutputTarget resolve_output(const std::string& path) {
 }
 
 void check_output(const std::string& path, const std::string& option) {
+    outputs::planned(path);
     const std::string prefix = fmt::format("--{}: ", option);
     const OutputTarget target = resolve(path, prefix);
     switch (target.kind) {
@@ -311,15 +314,30 @@ void check_output(const std::string& path, const std::string& option) {
 }
 
 void write_output(const std::string& path, std::string_view content) {
+    // Its progress, for a signal handler (output_registry.hpp): being written (a replaced file
+    // says so again with its temporary), then in place, or not written after all.
+    struct Progress {
+        const std::string& path;
+        bool done = false;
+        ~Progress() {
+            if (!done) outputs::abandoned(path);
+        }
+    } progress{path};
+    outputs::writing(path, {});
     const OutputTarget target = resolve(path, "");
     switch (target.kind) {
         case OutputKind::standard_output:
-            return write_standard_output(content);
+            write_standard_output(content);
+            break;
         case OutputKind::stream:
-            return write_stream(path, target, content);
+            write_stream(path, target, content);
+            break;
         case OutputKind::replace:
-            return write_replacing(path, target.path, content);
+            write_replacing(path, target.path, content);
+            break;
     }
+    outputs::written(path);
+    progress.done = true;
 }
 
 }  // namespace lockprof

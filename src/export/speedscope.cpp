@@ -69,7 +69,7 @@ std::string to_speedscope(const FoldedStacks& stacks, const SpeedscopeOptions& o
         {"activeProfileIndex", 0},
         {"exporter", options.exporter},
     };
-    return doc.dump() + "\n";
+    return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace lockprof::exporting

@@ -18,6 +18,7 @@
 
 #include "lockprof/common/files.hpp"
 #include "lockprof/common/parse.hpp"
+#include "lockprof/common/signal_name.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/sampling/task_sampler.hpp"
 #include "lockprof/symbols/resolver.hpp"
@@ -98,6 +99,11 @@ class Recorder {
             run_command();
         else
             run_attached();
+        // Also when the signal ended a command before the loop saw it (Ctrl-C reaches both).
+        if (const int signal = stop_.load()) {
+            result_.interrupted = true;
+            result_.interrupted_by = signal_name(signal);
+        }
         finish();
         return std::move(result_);
     }
@@ -191,12 +197,7 @@ class Recorder {
             refresh_live_modules();
             const pid_t done = waitpid(child, &status, WNOHANG);
             if (done == child) break;
-            if (const int signal = stop_.load(); signal != 0 && !result_.interrupted) {
-                // Ctrl-C reaches CMD from the terminal too; a SIGTERM sent to lockprof alone is
-                // passed on. Either way recording goes on until CMD has exited.
-                result_.interrupted = true;
-                if (signal == SIGTERM) kill(child, SIGTERM);
-            }
+            if (const int signal = stop_.load()) stop_command(child, signal);
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
         result_.exit_status = WIFEXITED(status)     ? WEXITSTATUS(status)
@@ -205,6 +206,44 @@ class Recorder {
         result_.processes[index].exited = true;
         live_.erase(child);
     }
+
+    // A signal asked the recording to stop: the command is asked to end, then made to (see
+    // record()). Called every poll until it has exited.
+    void stop_command(pid_t child, int signal) {
+        const auto now = Clock::now();
+        const auto grace = spec_.stop_grace;
+        const double grace_s = std::chrono::duration<double>(grace).count();
+        const std::string who = fmt::format("'{}' (pid {})", spec_.command[0], child);
+        if (!stopping_since_) {
+            stopping_since_ = now;
+            result_.interrupted = true;
+            // Ctrl-C reaches the command from the terminal too; a SIGTERM is for lockprof.
+            if (signal == SIGTERM)
+                send_stop(child, SIGTERM,
+                          fmt::format("{}: passed SIGTERM on to {}", kStopping, who));
+            return;
+        }
+        if (!terminated_since_ && now - *stopping_since_ >= grace)
+            send_stop(child, SIGTERM,
+                      fmt::format("{}: {} was still running {:.1f} s after SIGINT; sent it SIGTERM",
+                                  kStopping, who, grace_s));
+        else if (terminated_since_ && !killed_ && now - *terminated_since_ >= grace) {
+            killed_ = true;
+            send_stop(
+                child, SIGKILL,
+                fmt::format("{}: {} was still running {:.1f} s after SIGTERM; sent it SIGKILL",
+                            kStopping, who, grace_s));
+        }
+    }
+
+    void send_stop(pid_t child, int signal, std::string step) {
+        if (signal == SIGTERM) terminated_since_ = Clock::now();
+        kill(child, signal);
+        if (spec_.on_stop_step) spec_.on_stop_step(step);
+        note(std::move(step));
+    }
+
+    static constexpr const char* kStopping = "stopping the command";
 
     // --- pid / match ----------------------------------------------------------------------
 
@@ -460,6 +499,9 @@ class Recorder {
     std::vector<std::tuple<std::size_t, pid_t, pmu::ThreadCounters>> retired_;
     std::set<std::string> noted_;
     std::vector<sampling::TaskEvent> task_events_;  // command: its processes' mmaps, execs
+    // command, stopped by a signal: when the signal was seen, when SIGTERM was sent, SIGKILL.
+    std::optional<Clock::time_point> stopping_since_, terminated_since_;
+    bool killed_ = false;
 };
 
 }  // namespace

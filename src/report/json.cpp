@@ -207,8 +207,13 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
                   {"ticks_per_ns", run.calibration.ticks_per_ns}}},
                 {"notes", run.notes},
                 {"cells", cells}};
+    doc["interrupted_by"] = run.interrupted_by.empty() ? json(nullptr) : json(run.interrupted_by);
     if (run.sampling) doc["sampling"] = sampling_json(*run.sampling);
     return doc;
+}
+
+std::string json_text(const json& doc, int indent) {
+    return doc.dump(indent, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace lockprof::report

@@ -89,7 +89,9 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
         fmt::format("lockprof {} record on {} {}, {} CPUs{}\n", pv.lockprof_version, pv.arch,
                     pv.cpu_model, pv.logical_cpus, pv.vm_hint.empty() ? "" : ", VM: " + pv.vm_hint);
     out += fmt::format("target: {}; recorded {:.2f} s{}{}\n", target_line(r), r.duration_s,
-                       r.interrupted ? " (interrupted)" : "",
+                       !r.interrupted             ? ""
+                       : r.interrupted_by.empty() ? " (interrupted)"
+                                                  : " (interrupted by " + r.interrupted_by + ")",
                        r.exit_status ? fmt::format("; exit status {}", *r.exit_status) : "");
 
     if (!r.events.empty()) {
@@ -206,6 +208,7 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
                 {"notes", r.notes},
                 {"warnings", p.warnings}};
     doc["exit_status"] = r.exit_status ? json(*r.exit_status) : json(nullptr);
+    doc["interrupted_by"] = r.interrupted_by.empty() ? json(nullptr) : json(r.interrupted_by);
     if (!r.sampling) {
         doc["sampling"] = nullptr;
     } else {

@@ -422,6 +422,8 @@ workload::RunResult result_from_json(const json& doc) {
             version, kSchemaVersion));
     workload::RunResult run;
     run.interrupted = root["interrupted"].boolean();
+    if (root.has("interrupted_by") && !root["interrupted_by"].is_null())
+        run.interrupted_by = root["interrupted_by"].string();
     run.provenance = provenance_from_json(root["provenance"]);
     run.spec = spec_from_json(root["config"]);
     const Node calibration = root["calibration"];

@@ -304,7 +304,9 @@ std::string render_table(const workload::RunResult& run,
     for (const auto& note : cell_notes(summaries, run.provenance.logical_cpus))
         out += "note: " + note + "\n";
     for (const auto& note : run.notes) out += "note: " + note + "\n";
-    if (run.interrupted) out += "INTERRUPTED: results above cover only the trials that finished.\n";
+    if (run.interrupted)
+        out += fmt::format("INTERRUPTED{}: results above cover only the trials that finished.\n",
+                           run.interrupted_by.empty() ? "" : " (" + run.interrupted_by + ")");
     return out;
 }
 

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,6 +50,11 @@ struct RecordSpec {
     // Where /proc and /sys are read: "" (the machine's own) except in tests, whose fake
     // folder holds proc/ and sys/.
     std::string root;
+    // command, once stopped by a signal: how long it has to end after the SIGINT (which the
+    // terminal sent it too) before it is sent SIGTERM, and after SIGTERM before SIGKILL.
+    std::chrono::milliseconds stop_grace{2000};
+    // Told each step taken to stop a command ("sent it SIGTERM"), as it is taken; also a note.
+    std::function<void(const std::string&)> on_stop_step;
 };
 
 struct TaskRecord {
@@ -85,6 +91,7 @@ struct RecordResult {
     std::vector<std::string> notes;
     std::optional<int> exit_status;  // command: its exit code, 128+signal when killed
     bool interrupted = false;        // ended by SIGINT/SIGTERM
+    std::string interrupted_by;      // "SIGINT" or "SIGTERM" when interrupted
 };
 
 // A command that could not be started: exit 127 (not found) or 126 (not executable), as a
@@ -111,7 +118,10 @@ struct ReplayedProcess {
 std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEvent> events);
 
 // Records until the target exits, the duration passes or `stop` holds a signal number (the
-// CLI's SIGINT/SIGTERM handler; a command is passed a SIGTERM and waited for). Throws
+// CLI's SIGINT/SIGTERM handler). A command stopped by a signal is waited for: after SIGTERM it
+// is passed SIGTERM at once; after SIGINT (which a terminal sends the whole process group) it
+// has spec.stop_grace to end, then is sent SIGTERM; SIGKILL follows another stop_grace later,
+// so the recording ends in bounded time even when the command ignores both. Throws
 // UsageError for targets that do not exist, CommandError for commands that cannot start,
 // Error when nothing could be attached.
 RecordResult record(const RecordSpec& spec, const std::vector<std::string>& argv,

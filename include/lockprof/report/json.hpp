@@ -27,6 +27,11 @@ nlohmann::json to_json(const workload::RunResult& run,
 // relative_spread and the per-trial values ("trials").
 nlohmann::json spread_json(const analysis::Spread& spread);
 
+// A JSON document as the text every lockprof JSON file holds (`indent` as nlohmann's dump, and
+// a final newline). Bytes that are not UTF-8 (a path or command line in another encoding)
+// become U+FFFD instead of failing the write and losing the file.
+std::string json_text(const nlohmann::json& doc, int indent = -1);
+
 // The provenance and sampling objects of the result file, for other documents (record's).
 nlohmann::json provenance_json(const workload::Provenance& provenance);
 nlohmann::json sampling_json(const profiling::SamplingInfo& sampling);

@@ -110,6 +110,7 @@ struct RunResult {
     std::vector<CellResult> cells;
     std::vector<std::string> notes;  // things the user must know (dropped events, fallbacks)
     bool interrupted = false;
+    std::string interrupted_by;  // "SIGINT", "SIGTERM" or "watchdog"; "" when not interrupted
     std::optional<profiling::SamplingInfo> sampling;  // set when --sample ran
 };
 

@@ -1,0 +1,86 @@
+// The output registry a signal handler reads: which outputs are not in place yet, and removing
+// the temporary of the one being written.
+#include "lockprof/common/output_registry.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "lockprof/common/output_file.hpp"
+
+namespace lockprof {
+namespace {
+
+struct Folder {
+    std::filesystem::path path;
+    Folder() {
+        std::string pattern =
+            (std::filesystem::temp_directory_path() / "lockprof-outputs-XXXXXX").string();
+        path = mkdtemp(pattern.data());
+    }
+    ~Folder() { std::filesystem::remove_all(path); }
+};
+
+// What describe_unwritten() writes, read back through a pipe.
+std::string unwritten() {
+    int fds[2];
+    if (pipe(fds) != 0) return "pipe failed";
+    outputs::describe_unwritten(fds[1]);
+    close(fds[1]);
+    std::string text;
+    char buffer[4096];
+    for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+    close(fds[0]);
+    return text;
+}
+
+std::size_t files_in(const std::filesystem::path& folder) {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(folder)) ++n;
+    return n;
+}
+
+TEST(OutputRegistry, ListsEachOutputUntilItIsInPlace) {
+    Folder folder;
+    const std::string json = (folder.path / "run.json").string(),
+                      csv = (folder.path / "run.csv").string();
+    check_output(json, "output");
+    check_output(csv, "csv");
+    EXPECT_NE(unwritten().find("'" + json + "' (not started)"), std::string::npos);
+    outputs::writing(json, folder.path / ".run.json.tmp");
+    EXPECT_NE(unwritten().find("'" + json + "' (being written)"), std::string::npos);
+    write_output(json, "{}\n");
+    const std::string after = unwritten();
+    EXPECT_EQ(after.find(json), std::string::npos) << after;
+    EXPECT_NE(after.find("'" + csv + "' (not started)"), std::string::npos) << after;
+    write_output(csv, "a,b\n");
+    EXPECT_EQ(unwritten().find(csv), std::string::npos);
+}
+
+TEST(OutputRegistry, AFailedWriteCountsAsNotWritten) {
+    Folder folder;
+    const std::string target = (folder.path / "missing" / "report.html").string();
+    EXPECT_ANY_THROW(write_output(target, "<html></html>\n"));
+    EXPECT_NE(unwritten().find("'" + target + "' (not started)"), std::string::npos);
+}
+
+TEST(OutputRegistry, RemoveTemporariesLeavesNoHalfWrittenFileBehind) {
+    Folder folder;
+    const auto target = folder.path / "graph.svg", temporary = folder.path / ".graph.svg.tmp.1";
+    outputs::writing(target, temporary);  // as write_output() does, then creates it
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "<svg", 4), 4);
+    ::close(fd);
+    outputs::remove_temporaries();
+    EXPECT_EQ(files_in(folder.path), 0u);
+    EXPECT_FALSE(std::filesystem::exists(target));
+    outputs::abandoned(target);
+}
+
+}  // namespace
+}  // namespace lockprof
