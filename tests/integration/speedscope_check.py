@@ -13,7 +13,8 @@ package's dist/release served over HTTP on 127.0.0.1 (the app fetches #profileUR
 file:// URLs cannot), rendered by headless Chromium (--dump-dom), and checks that speedscope's
 own importer read it ("Importing as speedscope json file" in the console), that the console
 has no errors, and that the app's profile list names every cell with the total it shows
-equal to the file's (exits 77 without chromium).
+equal to the file's; then a `record` of a shell loop the same way (one profile, the process,
+its weights equal to the CPU time record's JSON gives its samples). Exits 77 without chromium.
 
 usage: speedscope_check.py LOCKPROF CACHE_DIR [--app]
 """
@@ -80,6 +81,42 @@ def shown_ns(text):
     return float(m.group(1)) * scale, scale
 
 
+def load_in_app(browser, release, profile, d):
+    """Loads `profile` into the speedscope app in headless Chromium; returns the DOM, after
+    checking its own importer read the file and the console shows no error."""
+    site = os.path.join(d, "site")
+    shutil.rmtree(site, ignore_errors=True)
+    shutil.copytree(release, site)
+    shutil.copy(profile, os.path.join(site, "profile.json"))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *a, **k):
+            super().__init__(*a, directory=site, **k)
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    url = f"{base}/index.html#profileURL={base}/profile.json"
+    cmd = ["timeout", "90", browser, "--headless", "--no-sandbox", "--disable-gpu",
+           "--disable-quic", "--no-first-run", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--enable-logging=stderr",
+           "--v=0", "--virtual-time-budget=5000", f"--user-data-dir={d}/chromium",
+           "--dump-dom", url]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    server.shutdown()
+    assert r.returncode == 0, f"chromium exited {r.returncode}: {r.stderr[-2000:]}"
+    console = [l for l in r.stderr.splitlines() if ":CONSOLE" in l]
+    errors = [l for l in console
+              if any(w in l for w in ("Uncaught", "Error", "Failed to load", "rror:"))]
+    assert not errors, "console errors:\n" + "\n".join(errors)
+    assert any("Importing as speedscope json file" in l for l in console), \
+        "speedscope's importer did not read the file as its own format:\n" + "\n".join(console)
+    return r.stdout
+
+
 def check_app(lockprof, cache):
     browser = next((b for b in ("chromium", "chromium-browser", "google-chrome")
                     if shutil.which(b)), None)
@@ -87,38 +124,9 @@ def check_app(lockprof, cache):
         skip("no chromium here (Debian chromium; scripts/setup.sh --extras)")
     release = package(cache)  # fetched, or skipped without npm or the registry
     with tempfile.TemporaryDirectory() as d:
+        # A sampled run: one profile per cell; the app's profile list shows each total.
         run, doc, out = sampled_run(lockprof, d)
-        site = os.path.join(d, "site")
-        shutil.copytree(release, site)
-        shutil.copy(out, os.path.join(site, "profile.json"))
-
-        class Quiet(http.server.SimpleHTTPRequestHandler):
-            def __init__(self, *a, **k):
-                super().__init__(*a, directory=site, **k)
-
-            def log_message(self, *a):
-                pass
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        url = f"{base}/index.html#profileURL={base}/profile.json"
-        cmd = ["timeout", "90", browser, "--headless", "--no-sandbox", "--disable-gpu",
-               "--disable-quic", "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--enable-logging=stderr",
-               "--v=0", "--virtual-time-budget=5000", f"--user-data-dir={d}/chromium",
-               "--dump-dom", url]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        server.shutdown()
-        assert r.returncode == 0, f"chromium exited {r.returncode}: {r.stderr[-2000:]}"
-        console = [l for l in r.stderr.splitlines() if ":CONSOLE" in l]
-        errors = [l for l in console
-                  if any(w in l for w in ("Uncaught", "Error", "Failed to load", "rror:"))]
-        assert not errors, "console errors:\n" + "\n".join(errors)
-        assert any("Importing as speedscope json file" in l for l in console), \
-            "speedscope's importer did not read the file as its own format:\n" + \
-            "\n".join(console)
-        dom = r.stdout
+        dom = load_in_app(browser, release, out, d)
         rows = re.findall(r'<tr title="([^"]*)"[^>]*>\s*<td[^>]*>(\d+)</td>\s*<td[^>]*>\s*'
                           r'<span>([^<]*)</span>\s*</td>\s*<td[^>]*>([^<]*)</td>', dom)
         shown = {html.unescape(name): total for name, _, _, total in rows}
@@ -129,11 +137,28 @@ def check_app(lockprof, cache):
             # Speedscope rounds to two decimals of its unit.
             assert abs(ns - weight) <= 0.005 * scale + 1e-9, (name, shown[name], weight)
         title = re.search(r"<title>([^<]*)</title>", dom)
+
+        # A recording of a shell loop: one profile, the process; its weights are the CPU time
+        # record's own report gives the samples (hot symbols' weights, every sample covered).
+        rec_json, rec_ss = os.path.join(d, "rec.json"), os.path.join(d, "rec.speedscope.json")
+        subprocess.run([lockprof, "record", "--sample", "--quiet", "--output", rec_json,
+                        "--speedscope", rec_ss, "--", "/bin/sh", "-c",
+                        "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"],
+                       check=True, stdout=subprocess.DEVNULL)
+        rec, rec_doc = json.load(open(rec_json)), json.load(open(rec_ss))
+        assert [p["name"] for p in rec_doc["profiles"]] == ["sh"], rec_doc["profiles"]
+        sampled = sum(p["samples"] for p in rec["processes"])
+        if sum(h["samples"] for h in rec["hot_symbols"]) == sampled:
+            assert sum(rec_doc["profiles"][0]["weights"]) == \
+                sum(h["weight"] for h in rec["hot_symbols"]), "record totals differ"
+        rec_dom = load_in_app(browser, release, rec_ss, d)
+        assert re.search(r">sh<", rec_dom), "the app does not name the recorded process"
         version = json.load(open(os.path.join(cache, "package", "package.json")))["version"] \
             if os.path.exists(os.path.join(cache, "package", "package.json")) else "?"
-        print(f"speedscope {version} app loaded the file with its own importer, no console "
-              f"errors; title "
-              f"'{title.group(1) if title else ''}'; profiles and totals shown: {shown}")
+        print(f"speedscope {version} app loaded both files with its own importer, no console "
+              f"errors; run: title '{title.group(1) if title else ''}', profiles and totals "
+              f"shown {shown}; record: profile 'sh', {sampled} samples, "
+              f"{sum(rec_doc['profiles'][0]['weights'])} ns")
     return 0
 
 
