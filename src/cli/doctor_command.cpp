@@ -74,9 +74,11 @@ std::vector<std::string> check_event_sources(Doctor& d) {
     const bool core_pmu = !core_pmus.empty();
     if (!core_pmu)
         d.advice.push_back(
-            "the kernel exposes no CPU PMU, so hardware events (cycles, stxr_fail, ...) fail with "
-            "ENOENT: run on bare metal or enable the hypervisor's virtual PMU; software events "
-            "(task_clock, context_switches) still work");
+            fmt::format("the kernel exposes no CPU PMU, so hardware events ({}) fail with "
+                        "ENOENT: run on bare metal or enable the hypervisor's virtual PMU; "
+                        "software events (task_clock, context_switches) still work",
+                        arch::kArchName == "aarch64" ? "cycles, stxr_fail, l1d_misses, ..."
+                                                     : "cycles, cache_misses, lock_loads, ..."));
 
     return core_pmus;
 }

@@ -2,6 +2,7 @@
 // `--all` lists libpfm4's active PMUs and their events.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -105,7 +106,22 @@ void list_aliases(bool include_kernel) {
     if (!notes.empty()) std::cout << "\n";
     for (const auto& n : notes) std::cout << "note: " << n << "\n";
     if (!refusals.empty() || !refused_by_kernel.empty()) std::cout << "\n";
-    for (const auto& line : refusals) std::cout << "refused: " << line << "\n";
+    // One line per reason: "'stxr_fail', 'stxr_pass' cannot be counted on x86_64: ...".
+    std::vector<std::pair<std::string, std::string>> by_reason;  // reason, names
+    for (const auto& line : refusals) {
+        // Each refusal starts with the alias quoted: "'stxr_fail' cannot be counted on ...".
+        const auto at = line.rfind('\'', 0) == 0 ? line.find('\'', 1) : std::string::npos;
+        const std::string name = at == std::string::npos ? "" : line.substr(0, at + 1);
+        const std::string reason = at == std::string::npos ? line : line.substr(at + 1);
+        auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                               [&](const auto& r) { return r.first == reason; });
+        if (it == by_reason.end() || name.empty())
+            by_reason.emplace_back(reason, name);
+        else
+            it->second += ", " + name;
+    }
+    for (const auto& [reason, names] : by_reason)
+        std::cout << "refused: " << names << reason << "\n";
     for (const auto& [error, names] : refused_by_kernel) {
         std::string joined;
         for (const auto& n : names) joined += (joined.empty() ? "" : ", ") + n;

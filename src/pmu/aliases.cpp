@@ -67,8 +67,9 @@ Names concat(std::initializer_list<Names> lists) {
 constexpr std::string_view kNoStoreExclusiveOnX86 =
     "x86 has no load-linked/store-conditional: its atomics are LOCK-prefixed instructions that "
     "cannot fail, so there is no store-exclusive to count. Closest on x86: lock_loads (locked "
-    "instructions), mem_order_clears (memory-ordering machine clears), and cache-line transfer "
-    "events such as skl::MEM_LOAD_L3_HIT_RETIRED:XSNP_HITM (see `lockprof events --all`)";
+    "instructions), mem_order_clears (memory-ordering machine clears), and your core's "
+    "cache-line transfer events, loads that hit a line modified in another core (their names "
+    "differ per model, such as XSNP_HITM or XSNP_FWD: `lockprof events --all` lists this core's)";
 constexpr std::string_view kArmBusEventOnX86 =
     "it is an ARMv8 architected event with no x86 core equivalent; use cache_misses, "
     "llc_misses or l1d_misses instead";

@@ -1,9 +1,11 @@
 // Golden tests of PMU counting through the real binary: software events on this machine,
 // degradation and --strict-events when hardware events cannot be opened, `events` and `doctor`.
+#include <set>
+#include <sstream>
+#include <thread>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
-#include <thread>
 
 #include "cli/cli_runner.hpp"
 
@@ -91,6 +93,34 @@ TEST(CliPmu, HardwareEventWithoutPmuIsDroppedWithOneLineAndTheRunCompletes) {
     EXPECT_NE(r.out.find("note: cycles, instructions: not counted"), std::string::npos);
     EXPECT_NE(r.out.find("task_clock/acq"), std::string::npos);
     EXPECT_NE(read_all(dir / "run.csv").find("event_task_clock_per_acquire"), std::string::npos);
+}
+
+// Aliases refused for one reason share one line, and the reason names no other model's event
+// (a first user on an Ice Lake was pointed at a Skylake-only name).
+TEST(CliPmu, EventsSaysEachRefusalOnceWithoutAnotherModelsNames) {
+    auto r = run_lockprof({"events"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::size_t lines = 0;
+    for (auto at = r.out.find("\nrefused: "); at != std::string::npos;
+         at = r.out.find("\nrefused: ", at + 1))
+        ++lines;
+    std::set<std::string> reasons;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("refused: '", 0) == 0) {
+            // "refused: 'a', 'b' REASON": the reason after the last quoted alias.
+            std::size_t end = 9;
+            while (end < line.size() && line[end] == '\'') {
+                end = line.find('\'', end + 1) + 1;
+                if (line.compare(end, 2, ", ") == 0) end += 2;
+            }
+            EXPECT_TRUE(reasons.insert(line.substr(end)).second) << "reason repeated: " << line;
+        }
+    EXPECT_EQ(lines, reasons.size());
+    EXPECT_EQ(r.out.find("skl::"), std::string::npos) << r.out;
+    if (r.out.find("(x86_64)") != std::string::npos) {
+        EXPECT_NE(r.out.find("refused: 'stxr_fail', 'stxr_pass'"), std::string::npos) << r.out;
+    }
 }
 
 TEST(CliPmu, StrictEventsMakesAnUncountableEventExitTwo) {
