@@ -120,8 +120,11 @@ void list_aliases(bool include_kernel) {
         else
             it->second += ", " + name;
     }
-    for (const auto& [reason, names] : by_reason)
+    for (auto& [reason, names] : by_reason) {
+        if (names.find(',') != std::string::npos && reason.rfind(" has ", 0) == 0)
+            reason.replace(0, 5, " have ");
         std::cout << "refused: " << names << reason << "\n";
+    }
     for (const auto& [error, names] : refused_by_kernel) {
         std::string joined;
         for (const auto& n : names) joined += (joined.empty() ? "" : ", ") + n;
