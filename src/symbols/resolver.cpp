@@ -197,13 +197,9 @@ ModuleRedirect redirect_modules(std::vector<profiling::MappedModule>& modules,
     return r;
 }
 
-std::vector<profiling::MappedModule> process_modules(pid_t pid) {
-    const std::string path =
-        pid == 0 ? std::string("/proc/self/maps") : fmt::format("/proc/{}/maps", pid);
-    std::ifstream in(path);
-    if (!in) throw Error(fmt::format("cannot read {}: no such process or not permitted", path));
+std::vector<profiling::MappedModule> parse_maps(std::string_view maps) {
     std::vector<profiling::MappedModule> modules;
-    std::map<std::string, std::string> build_ids;
+    std::istringstream in{std::string(maps)};
     std::string line;
     while (std::getline(in, line)) {
         std::istringstream fields(line);
@@ -221,10 +217,24 @@ std::vector<profiling::MappedModule> process_modules(pid_t pid) {
         m.offset = std::stoull(offset, nullptr, 16);
         m.permissions = perms;
         m.path = file;
-        auto [it, inserted] = build_ids.try_emplace(file);
-        if (inserted && file != kVdso) it->second = build_id_of(file);
-        m.build_id = it->second;
         modules.push_back(std::move(m));
+    }
+    return modules;
+}
+
+std::vector<profiling::MappedModule> process_modules(pid_t pid) {
+    const std::string path =
+        pid == 0 ? std::string("/proc/self/maps") : fmt::format("/proc/{}/maps", pid);
+    std::ifstream in(path);
+    if (!in) throw Error(fmt::format("cannot read {}: no such process or not permitted", path));
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::vector<profiling::MappedModule> modules = parse_maps(text.str());
+    std::map<std::string, std::string> build_ids;
+    for (auto& m : modules) {
+        auto [it, inserted] = build_ids.try_emplace(m.path);
+        if (inserted && m.path != kVdso) it->second = build_id_of(m.path);
+        m.build_id = it->second;
     }
     return modules;
 }
