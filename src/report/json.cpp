@@ -418,6 +418,9 @@ workload::RunResult result_from_text(std::string_view text, const std::string& n
         doc = json::parse(text);
     } catch (const json::parse_error& e) {
         throw UsageError(fmt::format("'{}' is not valid JSON (truncated?): {}", name, e.what()));
+    } catch (const json::exception& e) {
+        // A number beyond a double's range (1e999) is valid JSON the parser cannot hold.
+        throw UsageError(fmt::format("'{}' cannot be read as JSON: {}", name, e.what()));
     }
     try {
         return result_from_json(doc);

@@ -117,6 +117,24 @@ TEST(ResultJson, ReadResultExplainsTruncation) {
     std::filesystem::remove(path);
 }
 
+// Found by fuzz_result_json: a number beyond a double's range ("1e999") is valid JSON that
+// nlohmann's parser refuses with out_of_range, not parse_error, so it escaped read_result as
+// "lockprof: internal error: [json.exception.out_of_range.406] ...". Now a UsageError naming
+// the file.
+TEST(ResultJson, NumberBeyondADoubleIsAUsageErrorNamingTheFile) {
+    std::string text = report::to_json(sample_run(), {}).dump();
+    const std::string key = "\"ticks_per_ns\":";
+    const auto at = text.find(key);
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at + key.size(), "1e999,\"x\":");
+    try {
+        report::result_from_text(text, "huge.json");
+        FAIL();
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("'huge.json'"), std::string::npos) << e.what();
+    }
+}
+
 namespace {
 
 // A result in which every field holds something other than its default, so a field the writer
