@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -197,6 +198,16 @@ ModuleRedirect redirect_modules(std::vector<profiling::MappedModule>& modules,
     return r;
 }
 
+namespace {
+
+// A whole hex number that fits 64 bits.
+bool parse_hex(std::string_view text, std::uint64_t& value) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
 std::vector<profiling::MappedModule> parse_maps(std::string_view maps) {
     std::vector<profiling::MappedModule> modules;
     std::istringstream in{std::string(maps)};
@@ -211,10 +222,13 @@ std::vector<profiling::MappedModule> parse_maps(std::string_view maps) {
             (file.empty() || file[0] != '/' || file.find(" (deleted)") != std::string::npos))
             continue;
         profiling::MappedModule m;
+        // "start-end" and the offset in hex; a line that does not say them is no mapping.
         const auto dash = range.find('-');
-        m.start = std::stoull(range.substr(0, dash), nullptr, 16);
-        m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
-        m.offset = std::stoull(offset, nullptr, 16);
+        if (dash == std::string::npos ||
+            !parse_hex(std::string_view(range).substr(0, dash), m.start) ||
+            !parse_hex(std::string_view(range).substr(dash + 1), m.end) ||
+            !parse_hex(offset, m.offset) || m.end < m.start)
+            continue;
         m.permissions = perms;
         m.path = file;
         modules.push_back(std::move(m));
