@@ -143,6 +143,9 @@ FoldedStacks parse_folded(std::istream& in, const std::string& filename,
             why.clear();  // blank lines separate nothing but are harmless
         else
             why = check_line(line, stack, count);
+        // The total (every flamegraph's 100%) must stay a count: no wrap-around past 2^64-1.
+        if (why.empty() && count > std::numeric_limits<std::uint64_t>::max() - stacks.total())
+            why = fmt::format("count {} takes the file's total over 2^64-1", count);
         const bool blank = !overlong && (line.empty() || line == "\r");
         if (!why.empty()) {
             auto problem = fmt::format("{}:{}: {}", filename, report.lines, why);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -323,6 +324,12 @@ class SampleFolder {
             stack_.append(frame_text_, begin, frame_ends_[i] - begin);
         }
         if (stack_.empty()) return;  // no process frame and no callchain: nothing to place
+        // The total (the flamegraph's 100%) must stay a count: periods can be up to 2^64-1.
+        if (weight_ > std::numeric_limits<std::uint64_t>::max() - total_) {
+            problem(fmt::format("sample period {} takes the total over 2^64-1; left out", weight_));
+            return;
+        }
+        total_ += weight_;
         ++report_.folded;
         if (auto it = counts_.find(string_view(stack_)); it != counts_.end())
             it->second += weight_;
@@ -359,6 +366,7 @@ class SampleFolder {
     std::string chosen_;
     bool in_sample_ = false, use_sample_ = false;
     std::uint64_t weight_ = 1;
+    std::uint64_t total_ = 0;  // of the samples folded so far
     std::string root_;
     std::string frame_text_;               // leaf-first frame names, back to back
     std::vector<std::size_t> frame_ends_;  // end offset of each name in frame_text_

@@ -64,10 +64,10 @@ struct ParseReport {
 inline constexpr std::size_t kMaxReportedProblems = 100;
 
 // Reads folded text. Blank lines are ignored. Malformed lines (no count, negative or
-// non-numeric or overflowing count, empty stack or empty frame, line over kMaxFoldedLineBytes,
-// invalid UTF-8, CRLF line ending, NUL byte) are recorded in `report` and skipped; with
-// options.strict the first one throws UsageError("file:line: why ..."). A count of 0 is valid
-// and adds nothing. Repeated stacks are summed.
+// non-numeric or overflowing count, a count taking the total over 2^64-1, empty stack or empty
+// frame, line over kMaxFoldedLineBytes, invalid UTF-8, CRLF line ending, NUL byte) are recorded
+// in `report` and skipped; with options.strict the first one throws UsageError("file:line: why
+// ..."). A count of 0 is valid and adds nothing. Repeated stacks are summed.
 FoldedStacks parse_folded(std::istream& in, const std::string& filename,
                           const ParseOptions& options, ParseReport& report);
 

@@ -30,6 +30,20 @@ std::string problem_of(const std::string& bad_line) {
 }
 }  // namespace
 
+// Found by the fuzz_folded invariant (the stacks' weights add up to the total): counts summing
+// past 2^64-1 wrapped the total, so every flamegraph percentage was wrong. The line that would
+// take the total over is malformed: skipped and reported, refused with --strict.
+TEST(ParseFolded, CountsTakingTheTotalPast64BitsAreRefused) {
+    auto p = parse("a;b 18446744073709551615\na;c 1\n");
+    EXPECT_EQ(p.stacks.total(), 18446744073709551615u);
+    EXPECT_EQ(p.stacks.size(), 1u);
+    ASSERT_EQ(p.report.skipped, 1u);
+    EXPECT_NE(p.report.problems[0].find("in.folded:2: count 1 takes the file's total over 2^64-1"),
+              std::string::npos)
+        << p.report.problems[0];
+    EXPECT_THROW(parse("a;b 18446744073709551615\na;c 1\n", true), lockprof::UsageError);
+}
+
 TEST(FoldedStacks, AddJoinsRootFirstAndSums) {
     FoldedStacks s;
     s.add({"main", "lock", "s_lock"}, 3);

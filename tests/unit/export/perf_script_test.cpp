@@ -123,6 +123,24 @@ TEST(FoldPerfScript, WeightByPeriod) {
     EXPECT_EQ(to_folded_text(fold(text)), "a;f 2\n");
 }
 
+// Found by the fuzz_perf_script invariant (the stacks' weights add up to the total): periods up
+// to 2^64-1 summed past it and wrapped, so the flamegraph's total was a small number. A sample
+// whose period would take the total over 2^64-1 is left out and reported.
+TEST(FoldPerfScript, PeriodsTakingTheTotalPast64BitsAreLeftOut) {
+    const std::string text =
+        "a 1 1.000001: 18446744073709551615 cpu-clock: \n\t 401000 f (/x)\n\n"
+        "a 1 1.000002: 2 cpu-clock: \n\t 401000 g (/x)\n\n";
+    PerfScriptOptions o;
+    o.weight_by_period = true;
+    PerfScriptReport report;
+    const auto s = fold(text, o, report);
+    EXPECT_EQ(to_folded_text(s), "a;f 18446744073709551615\n");
+    EXPECT_EQ(s.total(), 18446744073709551615u);
+    EXPECT_EQ(report.folded, 1u);
+    ASSERT_EQ(report.skipped, 1u);
+    EXPECT_NE(report.problems[0].find("over 2^64-1"), std::string::npos) << report.problems[0];
+}
+
 TEST(FoldPerfScript, UnrecognisedLinesReportedAndStrictFails) {
     const std::string text = std::string("garbage here\n") + kCallchains + "more garbage\n";
     PerfScriptReport report;
