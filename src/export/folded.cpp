@@ -37,7 +37,10 @@ std::string sanitize_frame(std::string_view frame) {
             out += static_cast<char>(c);
         ++i;
     }
-    return out;
+    // The folded reader ends a stack at its last non-blank byte, so a leaf frame ending in a
+    // blank would not read back as written: frame names never end in one.
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out.empty() ? "[unknown]" : out;
 }
 
 void FoldedStacks::add(const std::vector<std::string>& frames_root_first, std::uint64_t weight) {

@@ -183,21 +183,24 @@ bool is_kernel(const Frame& f) {
     return address >= 0xffff000000000000ull;
 }
 
-// Appends the folded name of `f` to `out`: ';' and control characters sanitised as in
-// sanitize_frame(), unknown symbols named after their module, kernel frames suffixed.
+// Appends `s` to `out` as sanitize_frame() makes a frame name: ';', control characters and
+// invalid UTF-8 rewritten, so every folded line is one the folded reader takes back. Names that
+// are plain printable ASCII without ';' (nearly all) are appended as they are.
+void append_clean(std::string& out, string_view s) {
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);  // "sym +0x10": "sym"
+    const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c >= 0x20 && c < 0x7f && c != ';';
+    });
+    if (plain)
+        out.append(s);
+    else
+        out += sanitize_frame(s);
+}
+
+// Appends the folded name of `f` to `out` (append_clean), unknown symbols named after their
+// module, kernel frames suffixed.
 void append_frame(std::string& out, const Frame& f, bool annotate_kernel) {
-    // Bulk-appends clean runs; only ';' and control characters are rewritten.
-    auto append_clean = [&out](string_view s) {
-        std::size_t run = 0;
-        for (std::size_t i = 0; i < s.size(); ++i) {
-            const auto c = static_cast<unsigned char>(s[i]);
-            if (c >= 0x20 && c != ';') continue;
-            out.append(s.data() + run, i - run);
-            out += c == ';' ? ':' : ' ';
-            run = i + 1;
-        }
-        out.append(s.data() + run, s.size() - run);
-    };
     if (f.symbol.empty() || f.symbol == "[unknown]") {
         if (f.module.empty() || f.module == "[unknown]") {
             out += "[unknown]";
@@ -205,16 +208,18 @@ void append_frame(std::string& out, const Frame& f, bool annotate_kernel) {
             auto base = f.module;
             if (const auto slash = base.rfind('/'); slash != string_view::npos)
                 base = base.substr(slash + 1);
-            if (base.starts_with('[') && base.ends_with(']')) {
-                append_clean(base);
+            if (base.empty()) {
+                out += "[unknown]";
+            } else if (base.starts_with('[') && base.ends_with(']')) {
+                append_clean(out, base);
             } else {
                 out += '[';
-                append_clean(base);
+                append_clean(out, base);
                 out += ']';
             }
         }
     } else {
-        append_clean(f.symbol);
+        append_clean(out, f.symbol);
     }
     if (f.module == "inlined")
         out += "_[i]";
@@ -293,7 +298,7 @@ class SampleFolder {
         weight_ = options_.weight_by_period && header.period ? header.period : 1;
         root_.clear();
         if (options_.root != PerfScriptOptions::Root::none) {
-            for (char c : header.comm) root_ += c == ';' ? ':' : c;
+            append_clean(root_, header.comm);
             if (options_.root == PerfScriptOptions::Root::comm_pid) {
                 root_ += '-';
                 root_ += header.id;

@@ -20,9 +20,10 @@ inline constexpr std::size_t kMaxFoldedLineBytes = 1024 * 1024;
 
 // Makes one frame name safe for the folded format. ';' separates frames and '\n'/'\r' separate
 // lines, so both would change the stack's shape: ';' becomes ':' (reads naturally in C++ names
-// like "a::b") and CR/LF/other control characters become ' '. An empty name becomes "[unknown]"
-// (an empty frame would read as an empty stack element). Invalid UTF-8 bytes become '?', so
-// every stored frame renders as valid XML.
+// like "a::b") and CR/LF/other control characters become ' '. Trailing blanks are dropped (the
+// reader would drop them from a leaf frame), and a name left empty becomes "[unknown]" (an empty
+// frame would read as an empty stack element). Invalid UTF-8 bytes become '?', so every stored
+// frame renders as valid XML.
 std::string sanitize_frame(std::string_view frame);
 
 class FoldedStacks {

@@ -65,8 +65,20 @@ TEST(FoldedStacks, AddSanitisesSeparatorsNewlinesAndBadBytes) {
            "caf\xc3\xa9"},
           1);
     ASSERT_EQ(s.size(), 1u);
-    EXPECT_EQ(s.stacks().begin()->first,
-              "std::map<a:b>;line break ;[unknown];bad?byte;caf\xc3\xa9");
+    EXPECT_EQ(s.stacks().begin()->first, "std::map<a:b>;line break;[unknown];bad?byte;caf\xc3\xa9");
+}
+
+// Found by fuzz_perf_script (folded stacks read back unchanged): a leaf frame ending in a blank
+// (a symbol "f\0", "sym +0x10") was written as "a;f  1", which the reader takes as the stack
+// "a;f". Frame names never end in a blank; one that is only blanks is "[unknown]".
+TEST(FoldedStacks, FrameNamesNeverEndInABlank) {
+    FoldedStacks s;
+    s.add({"main", std::string("f\0", 2)}, 1);
+    s.add({"main", "\t\r"}, 1);
+    EXPECT_EQ(to_folded_text(s), "main;[unknown] 1\nmain;f 1\n");
+    std::istringstream in(to_folded_text(s));
+    ParseReport report;
+    EXPECT_EQ(parse_folded(in, "in.folded", {.strict = true}, report).stacks(), s.stacks());
 }
 
 TEST(FoldedStacks, MergePrefixesRootFrame) {
