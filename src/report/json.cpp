@@ -376,11 +376,37 @@ workload::CellResult cell_from_json(const json& jc) {
     return cell;
 }
 
+// The members whose values are real numbers; every other number the reader takes is a whole
+// one. nlohmann converts a JSON real to an integer with a plain cast, undefined behaviour beyond
+// the integer's range ("acquires": 1e30), so reals where whole numbers belong are refused first.
+bool is_real_member(std::string_view key) {
+    return key == "burn_iterations_per_ns" || key == "ticks_per_ns" || key == "critical_work_ns" ||
+           key == "parallel_work_ns";
+}
+
+// Throws UsageError naming the JSON path of the first real number in `j` that is not the value
+// of a real member. `key` is the member `j` is the value of, or the one holding its array.
+void check_whole_numbers(const json& j, std::string_view key, const std::string& path) {
+    if (j.is_object()) {
+        for (const auto& [member, value] : j.items()) {
+            if (member == "summary") continue;  // derived figures, recomputed, never read
+            check_whole_numbers(value, member, path.empty() ? member : path + "." + member);
+        }
+    } else if (j.is_array()) {
+        for (std::size_t i = 0; i < j.size(); ++i)
+            check_whole_numbers(j[i], key, fmt::format("{}[{}]", path, i));
+    } else if (j.is_number_float() && !is_real_member(key)) {
+        throw UsageError(
+            fmt::format("{} is {}, where the schema has a whole number", path, j.dump()));
+    }
+}
+
 }  // namespace
 
 workload::RunResult result_from_json(const json& doc) {
     if (!doc.is_object() || doc.value("schema", "") != kSchemaName)
         throw UsageError("not a lockprof result (no \"schema\": \"lockprof.result\")");
+    check_whole_numbers(doc, "", "");
     const int version = doc.value("schema_version", -1);
     if (version != kSchemaVersion)
         throw UsageError(fmt::format(
