@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/arguments.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
 
@@ -64,7 +65,7 @@ void load_profile_text(std::string_view text, const std::string& path,
         std::istringstream config{std::string(text)};
         po::store(po::parse_config_file<char>(config, options), vm);
     } catch (const po::error& e) {
-        throw UsageError(fmt::format("{}: {}", path, e.what()));
+        throw UsageError(fmt::format("{}: {}", path, boost_message(e)));
     }
 }
 
