@@ -15,10 +15,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const po::options_description options = [] {
         po::options_description o("Options");
         o.add_options()("help,h", "show this help")(
-            "threads,t", po::value<std::string>()->default_value("1"))(
-            "sample", po::bool_switch())("sample-event", po::value<std::string>())(
-            "sample-period", po::value<std::string>())("output,o", po::value<std::string>())(
-            "event,e", po::value<std::string>())("strict-events", po::bool_switch());
+            "threads,t", po::value<std::string>()->default_value("1"))("sample", po::bool_switch())(
+            "sample-event", po::value<std::string>())("sample-period", po::value<std::string>())(
+            "output,o", po::value<std::string>())("event,e", po::value<std::string>())(
+            "strict-events", po::bool_switch());
         return o;
     }();
     static const po::options_description operands = [] {
@@ -40,11 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         pos = eol + 1;
     }
     lockprof::fuzz::refusals_only([&] {
-        const auto vm = lockprof::cli::parse_arguments(args, options, size % 2 ? "compare" : "",
-                                                       operands, positional);
-        if (vm.count("file"))
-            lockprof::fuzz::check(vm["file"].as<std::vector<std::string>>().size() <= 2,
-                                  "no more operands than the positional description takes");
+        (void)lockprof::cli::parse_arguments(args, options, size % 2 ? "compare" : "", operands,
+                                             positional);
     });
     return 0;
 }
