@@ -2,7 +2,7 @@
 # The libFuzzer stage: builds the fuzz targets (tests/fuzz, -DLOCKPROF_FUZZ=ON, clang with
 # ASan+UBSan) in build-fuzz/ and runs each for a bounded time. Any crash, hang (-timeout), leak,
 # out-of-memory (-rss_limit_mb) or sanitizer report fails the stage; one summary line per target.
-#   scripts/test-fuzz.sh                      every target, LOCKPROF_FUZZ_SECONDS (15) s each
+#   scripts/test-fuzz.sh                      every target, LOCKPROF_FUZZ_SECONDS (10) s each
 #   scripts/test-fuzz.sh folded perf_script   only those targets
 #   LOCKPROF_FUZZ_SECONDS=300 scripts/test-fuzz.sh   a longer campaign (docs/reliability.md)
 # A finding is left as build-fuzz/findings/<target>/crash-* (or timeout-*, leak-*, oom-*); replay
@@ -11,7 +11,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${LOCKPROF_FUZZ_BUILD:-$root/build-fuzz}"
-seconds="${LOCKPROF_FUZZ_SECONDS:-15}"
+seconds="${LOCKPROF_FUZZ_SECONDS:-10}"
 start=$SECONDS
 
 for tool in clang++ ninja cmake; do

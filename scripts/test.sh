@@ -49,7 +49,8 @@ fi
 if [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
   # Every parser of outside input under libFuzzer, ASan and UBSan: its own clang build of the
   # fuzz targets and the libraries they need (build-fuzz/), then each target for
-  # LOCKPROF_FUZZ_SECONDS (15) s; about 4-5 minutes on two cores with the build.
+  # LOCKPROF_FUZZ_SECONDS (10) s. Mostly the build: with 15 s per target the stage took 442 s
+  # from a clean build-fuzz/ on the 2-core development VM while other builds ran (load 12).
   "$root/scripts/test-fuzz.sh"
 fi
 
