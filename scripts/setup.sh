@@ -2,7 +2,8 @@
 # Installs the Debian packages lockprof needs to build and test, skipping what is present.
 #   scripts/setup.sh            build + test dependencies (native x86_64/aarch64)
 #   scripts/setup.sh --cross    also the aarch64 cross toolchain, qemu-user and arm64 libraries
-#   scripts/setup.sh --extras   also chromium (SVG/report rendering tests) and postgresql
+#   scripts/setup.sh --extras   also chromium (SVG/report rendering tests), postgresql and
+#                               clang with its runtimes (libFuzzer, scripts/test-fuzz.sh)
 #   scripts/setup.sh --system   also qemu-system-arm, cpio and e2fsprogs (the emulated arm64
 #                               system of scripts/test-arm-system.sh)
 set -euo pipefail
@@ -38,7 +39,10 @@ if [[ $want_extras == 1 ]]; then
   # python3-jsonschema checks --speedscope files against speedscope's schema (fetched with npm
   # where npm is installed; not installed here, since Debian's npm conflicts with NodeSource's
   # nodejs, which carries its own npm).
-  packages+=(chromium postgresql postgresql-contrib libxml2-utils golang-go python3-jsonschema)
+  # clang and libclang-rt-dev (libFuzzer and clang's sanitizer runtimes; Debian 12 names the
+  # versioned runtime package libclang-rt-14-dev and this one depends on it): the fuzz targets.
+  packages+=(chromium postgresql postgresql-contrib libxml2-utils golang-go python3-jsonschema
+             clang libclang-rt-dev)
 fi
 
 missing=()

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what is missing, builds, runs every
-# test through CTest, then the unit tests under ASan+UBSan and TSan, then the aarch64 stage
-# (cross build, qemu-user; scripts/test-aarch64.sh), then the emulated arm64 system stage
-# (a real kernel PMU driver under qemu-system-aarch64; scripts/test-arm-system.sh).
+# test through CTest, then the unit tests under ASan+UBSan and TSan, then the fuzz targets for a
+# bounded time (clang, libFuzzer; scripts/test-fuzz.sh), then the aarch64 stage (cross build,
+# qemu-user; scripts/test-aarch64.sh), then the emulated arm64 system stage (a real kernel PMU
+# driver under qemu-system-aarch64; scripts/test-arm-system.sh).
 #   LOCKPROF_SKIP_SANITIZERS=1 scripts/test.sh   skips the sanitizer builds (local iteration)
+#   LOCKPROF_SKIP_FUZZ=1 scripts/test.sh         skips the fuzz stage
 #   LOCKPROF_SKIP_AARCH64=1 scripts/test.sh      skips both aarch64 stages
 #   LOCKPROF_SKIP_ARM_SYSTEM=1 scripts/test.sh   skips only the emulated arm64 system stage
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
 start=$SECONDS
-# chromium (SVG and report rendering) and postgresql come with --extras; --cross brings the
+# chromium (SVG and report rendering), postgresql and clang (the fuzz stage) come with --extras; --cross brings the
 # aarch64 toolchain, qemu-user and the arm64 libraries; --system qemu-system-aarch64.
 "$root/scripts/setup.sh" --extras --cross --system
 
@@ -42,6 +44,14 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     if [[ $sanitizer == thread ]] && command -v setarch >/dev/null; then runner=(setarch "$(uname -m)" -R); fi
     "${runner[@]}" ctest --test-dir "$dir" -L unit --output-on-failure -j "$jobs"
   done
+fi
+
+if [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
+  # Every parser of outside input under libFuzzer, ASan and UBSan: its own clang build of the
+  # fuzz targets and the libraries they need (build-fuzz/), then each target for
+  # LOCKPROF_FUZZ_SECONDS (10) s. Mostly the build: with 15 s per target the stage took 442 s
+  # from a clean build-fuzz/ on the 2-core development VM while other builds ran (load 12).
+  "$root/scripts/test-fuzz.sh"
 fi
 
 if [[ "${LOCKPROF_SKIP_AARCH64:-0}" != 1 ]]; then

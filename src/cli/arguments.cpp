@@ -24,7 +24,26 @@ std::string suggestion(const std::string& given, const po::options_description& 
     return started.size() == 1 ? started.front() : did_you_mean(name, names);
 }
 
+// The values an error_with_option_name substitutes into its message (a protected member, reached
+// through a pointer to member formed in a derived class).
+struct SubstitutionsOf : po::error_with_option_name {
+    static auto member() { return &SubstitutionsOf::m_substitutions; }
+};
+
 }  // namespace
+
+std::string boost_message(const po::error& e) {
+    const auto* named = dynamic_cast<const po::error_with_option_name*>(&e);
+    if (!named) return e.what();
+    po::error_with_option_name copy = *named;  // what() caches its message: leave `e` alone
+    for (auto& [name, value] : copy.*SubstitutionsOf::member()) {
+        std::string safe;
+        for (const char c : value)
+            safe += c == '%' ? std::string("\xef\xbc\x85") : std::string(1, c);
+        value = std::move(safe);
+    }
+    return copy.what();
+}
 
 po::variables_map parse_arguments(const std::vector<std::string>& args,
                                   const po::options_description& options, std::string_view command,
@@ -51,7 +70,7 @@ po::variables_map parse_arguments(const std::vector<std::string>& args,
             fmt::format("{}unknown option '{}'{}; see {}", prefix, name,
                         meant.empty() ? "" : fmt::format(" (did you mean '{}'?)", meant), help));
     } catch (const po::error& e) {
-        throw UsageError(fmt::format("{}{}; see {}", prefix, e.what(), help));
+        throw UsageError(fmt::format("{}{}; see {}", prefix, boost_message(e), help));
     }
     return vm;
 }

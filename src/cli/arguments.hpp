@@ -28,6 +28,12 @@ boost::program_options::variables_map parse_arguments(
     const boost::program_options::positional_options_description& positional = {},
     Notify notify = Notify::now);
 
+// Boost.Program_options' one-line message for `e`, for every UsageError made of one. Boost fills
+// its message by replacing each %name% placeholder with its value until none is left, so a value
+// that holds its own placeholder (a profile line "%invalid_line%", an option value "%value%")
+// made what() loop forever. '%' in the values becomes U+FF05 (a full-width '%') first.
+std::string boost_message(const boost::program_options::error& e);
+
 // Adds the options of `from` to `to` one by one, so they list under `to`'s caption: a command
 // composes one help group from options it shares with others (pmu_options.hpp and friends).
 void add_options_of(boost::program_options::options_description& to,

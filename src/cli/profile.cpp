@@ -1,9 +1,11 @@
 #include "cli/profile.hpp"
 
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
+#include "cli/arguments.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
 
@@ -13,10 +15,18 @@ namespace lockprof::cli {
 
 void load_profile(const std::string& path, const po::options_description& options,
                   po::variables_map& vm) {
-    std::ifstream in(path);
-    if (!in)
+    std::ifstream file(path, std::ios::binary);
+    if (!file)
         throw UsageError(fmt::format(
             "--profile: cannot read '{}'; give a path such as profiles/quick.ini", path));
+    std::ostringstream text;
+    text << file.rdbuf();
+    load_profile_text(text.str(), path, options, vm);
+}
+
+void load_profile_text(std::string_view text, const std::string& path,
+                       const po::options_description& options, po::variables_map& vm) {
+    std::istringstream in{std::string(text)};
     std::vector<std::string> known;
     for (const auto& option : options.options()) known.push_back(option->long_name());
 
@@ -52,9 +62,10 @@ void load_profile(const std::string& path, const po::options_description& option
         }
     }
     try {
-        po::store(po::parse_config_file<char>(path.c_str(), options), vm);
+        std::istringstream config{std::string(text)};
+        po::store(po::parse_config_file<char>(config, options), vm);
     } catch (const po::error& e) {
-        throw UsageError(fmt::format("{}: {}", path, e.what()));
+        throw UsageError(fmt::format("{}: {}", path, boost_message(e)));
     }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <boost/program_options.hpp>
 
@@ -14,5 +15,11 @@ namespace lockprof::cli {
 void load_profile(const std::string& path,
                   const boost::program_options::options_description& options,
                   boost::program_options::variables_map& vm);
+
+// load_profile on a profile's text, `path` naming it in messages: the parser itself, which
+// load_profile calls after reading the file (and tests/fuzz/fuzz_profile.cpp feeds).
+void load_profile_text(std::string_view text, const std::string& path,
+                       const boost::program_options::options_description& options,
+                       boost::program_options::variables_map& vm);
 
 }  // namespace lockprof::cli

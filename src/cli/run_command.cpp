@@ -252,7 +252,7 @@ std::optional<po::variables_map> parse_run(const std::vector<std::string>& args,
     try {
         po::notify(vm);
     } catch (const po::error& e) {
-        throw UsageError(e.what());
+        throw UsageError(boost_message(e));
     }
     return vm;
 }

@@ -37,7 +37,10 @@ std::string sanitize_frame(std::string_view frame) {
             out += static_cast<char>(c);
         ++i;
     }
-    return out;
+    // The folded reader ends a stack at its last non-blank byte, so a leaf frame ending in a
+    // blank would not read back as written: frame names never end in one.
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out.empty() ? "[unknown]" : out;
 }
 
 void FoldedStacks::add(const std::vector<std::string>& frames_root_first, std::uint64_t weight) {
@@ -146,6 +149,9 @@ FoldedStacks parse_folded(std::istream& in, const std::string& filename,
             why.clear();  // blank lines separate nothing but are harmless
         else
             why = check_line(line, stack, count);
+        // The total (every flamegraph's 100%) must stay a count: no wrap-around past 2^64-1.
+        if (why.empty() && count > std::numeric_limits<std::uint64_t>::max() - stacks.total())
+            why = fmt::format("count {} takes the file's total over 2^64-1", count);
         const bool blank = !overlong && (line.empty() || line == "\r");
         if (!why.empty()) {
             auto problem = fmt::format("{}:{}: {}", filename, report.lines, why);

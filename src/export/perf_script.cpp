@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -178,22 +179,25 @@ bool is_kernel(const Frame& f) {
     return is_kernel_address(address);
 }
 
-// Appends the folded name of a frame to `out`: ';' and control characters sanitised as in
-// sanitize_frame(), unknown symbols named after their module, kernel frames suffixed.
+// Appends `s` to `out` as sanitize_frame() makes a frame name: ';', control characters and
+// invalid UTF-8 rewritten, so every folded line is one the folded reader takes back. Names that
+// are plain printable ASCII without ';' (nearly all) are appended as they are.
+void append_clean(std::string& out, string_view s) {
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);  // "sym +0x10": "sym"
+    const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return c >= 0x20 && c < 0x7f && c != ';';
+    });
+    if (plain)
+        out.append(s);
+    else
+        out += sanitize_frame(s);
+}
+
+// Appends the folded name of a frame to `out` (append_clean), unknown symbols named after their
+// module, kernel frames suffixed.
 void append_frame(std::string& out, string_view symbol, string_view module, bool kernel,
                   bool annotate_kernel) {
-    // Bulk-appends clean runs; only ';' and control characters are rewritten.
-    auto append_clean = [&out](string_view s) {
-        std::size_t run = 0;
-        for (std::size_t i = 0; i < s.size(); ++i) {
-            const auto c = static_cast<unsigned char>(s[i]);
-            if (c >= 0x20 && c != ';') continue;
-            out.append(s.data() + run, i - run);
-            out += c == ';' ? ':' : ' ';
-            run = i + 1;
-        }
-        out.append(s.data() + run, s.size() - run);
-    };
     if (symbol.empty() || symbol == "[unknown]") {
         if (module.empty() || module == "[unknown]") {
             out += "[unknown]";
@@ -201,16 +205,18 @@ void append_frame(std::string& out, string_view symbol, string_view module, bool
             auto base = module;
             if (const auto slash = base.rfind('/'); slash != string_view::npos)
                 base = base.substr(slash + 1);
-            if (base.starts_with('[') && base.ends_with(']')) {
-                append_clean(base);
+            if (base.empty()) {
+                out += "[unknown]";
+            } else if (base.starts_with('[') && base.ends_with(']')) {
+                append_clean(out, base);
             } else {
                 out += '[';
-                append_clean(base);
+                append_clean(out, base);
                 out += ']';
             }
         }
     } else {
-        append_clean(symbol);
+        append_clean(out, symbol);
     }
     if (module == "inlined")
         out += "_[i]";
@@ -290,7 +296,7 @@ void PerfSampleFolder::start_sample(string_view comm, string_view id, string_vie
     weight_ = options_.weight_by_period && period ? period : 1;
     root_.clear();
     if (options_.root != PerfScriptOptions::Root::none) {
-        for (char c : comm) root_ += c == ';' ? ':' : c;
+        append_clean(root_, comm);
         if (options_.root == PerfScriptOptions::Root::comm_pid) {
             root_ += '-';
             root_ += id;
@@ -318,6 +324,13 @@ void PerfSampleFolder::finish_sample() {
         stack_.append(frame_text_, begin, frame_ends_[i] - begin);
     }
     if (stack_.empty()) return;  // no process frame and no callchain: nothing to place
+    // The total (the flamegraph's 100%) must stay a count: periods can be up to 2^64-1.
+    if (weight_ > std::numeric_limits<std::uint64_t>::max() - total_) {
+        problem(report_.lines,
+                fmt::format("sample period {} takes the total over 2^64-1; left out", weight_), "");
+        return;
+    }
+    total_ += weight_;
     ++report_.folded;
     if (auto it = counts_.find(string_view(stack_)); it != counts_.end())
         it->second += weight_;

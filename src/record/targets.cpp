@@ -28,17 +28,6 @@ std::optional<long> to_number(std::string_view text) {
     return value;
 }
 
-// The value of "Key:" in a /proc status file, "" when absent.
-std::string status_field(const fs::path& path, std::string_view key) {
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line))
-        if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 &&
-            line[key.size()] == ':')
-            return line.substr(key.size() + 1);
-    return "";
-}
-
 std::string user_name(uid_t uid) {
     passwd entry{}, *found = nullptr;
     std::vector<char> buffer(16384);
@@ -63,21 +52,42 @@ std::vector<pid_t> parse_pid_list(std::string_view text, std::string_view option
     return out;
 }
 
+std::string status_value(std::string_view status, std::string_view key) {
+    std::size_t pos = 0;
+    while (pos < status.size()) {
+        std::size_t eol = status.find('\n', pos);
+        if (eol == std::string_view::npos) eol = status.size();
+        const std::string_view line = status.substr(pos, eol - pos);
+        if (line.size() > key.size() && line.substr(0, key.size()) == key &&
+            line[key.size()] == ':')
+            return std::string(line.substr(key.size() + 1));
+        pos = eol + 1;
+    }
+    return "";
+}
+
+ProcessStatus parse_process_status(std::string_view status) {
+    ProcessStatus s;
+    const std::string state = status_value(status, "State");
+    s.gone = state.find('Z') != std::string::npos || state.find('X') != std::string::npos;
+    std::istringstream uids(status_value(status, "Uid"));
+    long uid = 0;
+    if (uids >> uid) s.uid = static_cast<uid_t>(uid);
+    return s;
+}
+
 std::optional<ProcessInfo> read_process(pid_t pid, const std::string& proc_root) {
     const fs::path dir = fs::path(proc_root) / std::to_string(pid);
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) return std::nullopt;
     // A zombie has no memory left to profile: treat it as gone.
-    const std::string state = status_field(dir / "status", "State");
-    if (state.find('Z') != std::string::npos || state.find('X') != std::string::npos)
-        return std::nullopt;
+    const ProcessStatus status = parse_process_status(read_all(dir / "status"));
+    if (status.gone) return std::nullopt;
     ProcessInfo p;
     p.pid = pid;
     p.comm = first_line(dir / "comm");
     p.exe = fs::read_symlink(dir / "exe", ec).string();
-    std::istringstream uids(status_field(dir / "status", "Uid"));
-    long uid = 0;
-    if (uids >> uid) p.uid = static_cast<uid_t>(uid);
+    p.uid = status.uid;
     return p;
 }
 
@@ -134,7 +144,7 @@ AttachContext attach_context() {
     AttachContext c;
     c.our_uid = geteuid();
     c.paranoid = pmu::perf_event_paranoid();
-    const std::string caps = status_field("/proc/self/status", "CapEff");
+    const std::string caps = status_value(read_all("/proc/self/status"), "CapEff");
     std::uint64_t effective = 0;
     try {
         effective = std::stoull(caps, nullptr, 16);

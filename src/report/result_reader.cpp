@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -439,24 +440,31 @@ workload::RunResult result_from_json(const json& doc) {
 }
 
 workload::RunResult read_result(const std::filesystem::path& path) {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in)
         throw UsageError(
             fmt::format("cannot read '{}': no such file or not readable", path.string()));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return result_from_text(text.str(), path.string());
+}
+
+workload::RunResult result_from_text(std::string_view text, const std::string& name) {
     json doc;
     try {
-        doc = json::parse(in);
+        doc = json::parse(text);
     } catch (const json::parse_error& e) {
-        throw UsageError(
-            fmt::format("'{}' is not valid JSON (truncated?): {}", path.string(), e.what()));
+        throw UsageError(fmt::format("'{}' is not valid JSON (truncated?): {}", name, e.what()));
+    } catch (const json::exception& e) {
+        // A number beyond a double's range (1e999) is valid JSON the parser cannot hold.
+        throw UsageError(fmt::format("'{}' cannot be read as JSON: {}", name, e.what()));
     }
     try {
         return result_from_json(doc);
     } catch (const UsageError& e) {
-        throw UsageError(fmt::format("'{}': {}", path.string(), e.what()));
+        throw UsageError(fmt::format("'{}': {}", name, e.what()));
     } catch (const json::exception& e) {
-        throw UsageError(
-            fmt::format("'{}' is not a complete lockprof result: {}", path.string(), e.what()));
+        throw UsageError(fmt::format("'{}' is not a complete lockprof result: {}", name, e.what()));
     }
 }
 

@@ -122,16 +122,24 @@ std::vector<Instruction> parse_objdump(std::string_view output) {
         const std::size_t colon = line.find(':');
         if (colon == std::string_view::npos) continue;
         const std::string_view address = trim(line.substr(0, colon));
-        if (!all_hex(address) || line.size() <= colon + 1 || line[colon + 1] != '\t') continue;
+        // A 64-bit address: at most 16 hex digits.
+        if (!all_hex(address) || address.size() > 16 || line.size() <= colon + 1 ||
+            line[colon + 1] != '\t')
+            continue;
         std::string_view rest = line.substr(colon + 2);
         const std::size_t tab = rest.find('\t');
         if (tab == std::string_view::npos) continue;  // a bytes-only continuation line
         Instruction insn;
         insn.address = std::stoull(std::string(address), nullptr, 16);
         std::string_view bytes = trim(rest.substr(0, tab));
+        bool encoding = true;  // the column between the tabs is hex words: "f0 0f b1", "b8a28001"
         while (!bytes.empty()) {
             const std::size_t space = bytes.find(' ');
             const std::string_view word = bytes.substr(0, space);
+            if (!all_hex(word)) {
+                encoding = false;
+                break;
+            }
             // x86 prints bytes, aarch64 one 32-bit word (most significant byte first).
             for (std::size_t i = 0; i + 1 < word.size(); i += 2)
                 insn.bytes.push_back(static_cast<std::uint8_t>(
@@ -139,6 +147,7 @@ std::vector<Instruction> parse_objdump(std::string_view output) {
             if (space == std::string_view::npos) break;
             bytes = trim(bytes.substr(space));
         }
+        if (!encoding) continue;  // not an instruction line, whatever its start looked like
         std::string_view text = trim(rest.substr(tab + 1));
         if (text.empty() || text == "(bad)") continue;
         // Comments: aarch64 "// ...", x86 "# ..." (aarch64 immediates "#1" have no space).
@@ -147,6 +156,7 @@ std::vector<Instruction> parse_objdump(std::string_view output) {
         if (comment != std::string_view::npos) {
             insn.comment = std::string(trim(text.substr(comment + (text[comment] == '#' ? 1 : 2))));
             text = trim(text.substr(0, comment));
+            if (text.empty()) continue;  // a comment alone is no instruction
         }
         // Mnemonic: first word, with x86 prefixes joined.
         std::string mnemonic;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -355,13 +356,19 @@ ModuleRedirect redirect_modules(std::vector<profiling::MappedModule>& modules,
     return r;
 }
 
-std::vector<profiling::MappedModule> process_modules(pid_t pid) {
-    const std::string path =
-        pid == 0 ? std::string("/proc/self/maps") : fmt::format("/proc/{}/maps", pid);
-    std::ifstream in(path);
-    if (!in) throw Error(fmt::format("cannot read {}: no such process or not permitted", path));
+namespace {
+
+// A whole hex number that fits 64 bits.
+bool parse_hex(std::string_view text, std::uint64_t& value) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::vector<profiling::MappedModule> parse_maps(std::string_view maps) {
     std::vector<profiling::MappedModule> modules;
-    std::map<std::string, std::string> build_ids;
+    std::istringstream in{std::string(maps)};
     std::string line;
     while (std::getline(in, line)) {
         std::istringstream fields(line);
@@ -373,16 +380,33 @@ std::vector<profiling::MappedModule> process_modules(pid_t pid) {
             (file.empty() || file[0] != '/' || file.find(" (deleted)") != std::string::npos))
             continue;
         profiling::MappedModule m;
+        // "start-end" and the offset in hex; a line that does not say them is no mapping.
         const auto dash = range.find('-');
-        m.start = std::stoull(range.substr(0, dash), nullptr, 16);
-        m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
-        m.offset = std::stoull(offset, nullptr, 16);
+        if (dash == std::string::npos ||
+            !parse_hex(std::string_view(range).substr(0, dash), m.start) ||
+            !parse_hex(std::string_view(range).substr(dash + 1), m.end) ||
+            !parse_hex(offset, m.offset) || m.end < m.start)
+            continue;
         m.permissions = perms;
         m.path = file;
-        auto [it, inserted] = build_ids.try_emplace(file);
-        if (inserted && file != kVdso) it->second = build_id_of(file);
-        m.build_id = it->second;
         modules.push_back(std::move(m));
+    }
+    return modules;
+}
+
+std::vector<profiling::MappedModule> process_modules(pid_t pid) {
+    const std::string path =
+        pid == 0 ? std::string("/proc/self/maps") : fmt::format("/proc/{}/maps", pid);
+    std::ifstream in(path);
+    if (!in) throw Error(fmt::format("cannot read {}: no such process or not permitted", path));
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::vector<profiling::MappedModule> modules = parse_maps(text.str());
+    std::map<std::string, std::string> build_ids;
+    for (auto& m : modules) {
+        auto [it, inserted] = build_ids.try_emplace(m.path);
+        if (inserted && m.path != kVdso) it->second = build_id_of(m.path);
+        m.build_id = it->second;
     }
     return modules;
 }

@@ -20,9 +20,10 @@ inline constexpr std::size_t kMaxFoldedLineBytes = 1024 * 1024;
 
 // Makes one frame name safe for the folded format. ';' separates frames and '\n'/'\r' separate
 // lines, so both would change the stack's shape: ';' becomes ':' (reads naturally in C++ names
-// like "a::b") and CR/LF/other control characters become ' '. An empty name becomes "[unknown]"
-// (an empty frame would read as an empty stack element). Invalid UTF-8 bytes become '?', so
-// every stored frame renders as valid XML.
+// like "a::b") and CR/LF/other control characters become ' '. Trailing blanks are dropped (the
+// reader would drop them from a leaf frame), and a name left empty becomes "[unknown]" (an empty
+// frame would read as an empty stack element). Invalid UTF-8 bytes become '?', so every stored
+// frame renders as valid XML.
 std::string sanitize_frame(std::string_view frame);
 
 class FoldedStacks {
@@ -65,11 +66,12 @@ struct ParseReport {
 inline constexpr std::size_t kMaxReportedProblems = 100;
 
 // Reads folded text. Blank lines are ignored. Malformed lines (no count, negative or
-// non-numeric or overflowing count, empty stack or empty frame, line over kMaxFoldedLineBytes,
-// invalid UTF-8, CRLF line ending, NUL byte) are recorded in `report` and skipped; with
-// options.strict the first one throws UsageError("file:line: why ..."). A count of 0 is valid
-// and adds nothing. Repeated stacks are summed. Input whose every non-blank line is malformed
-// throws UsageError (the wrong file, not a folded one with a few bad lines).
+// non-numeric or overflowing count, a count taking the total over 2^64-1, empty stack or empty
+// frame, line over kMaxFoldedLineBytes, invalid UTF-8, CRLF line ending, NUL byte) are recorded
+// in `report` and skipped; with options.strict the first one throws UsageError("file:line: why
+// ..."). A count of 0 is valid and adds nothing. Repeated stacks are summed. Input whose every
+// non-blank line is malformed throws UsageError (the wrong file, not a folded one with a few bad
+// lines).
 FoldedStacks parse_folded(std::istream& in, const std::string& filename,
                           const ParseOptions& options, ParseReport& report);
 

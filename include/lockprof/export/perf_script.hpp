@@ -100,6 +100,7 @@ class PerfSampleFolder {
     std::string chosen_;
     bool in_sample_ = false, use_sample_ = false;
     std::uint64_t weight_ = 1;
+    std::uint64_t total_ = 0;  // of the samples folded so far
     std::string root_;
     std::string frame_text_;               // leaf-first frame names, back to back
     std::vector<std::size_t> frame_ends_;  // end offset of each name in frame_text_

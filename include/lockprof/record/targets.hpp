@@ -24,6 +24,18 @@ struct ProcessInfo {
 // positive number.
 std::vector<pid_t> parse_pid_list(std::string_view text, std::string_view option);
 
+// The value of "Key:" in the text of a /proc status file (the rest of its line, as the kernel
+// wrote it), "" when absent.
+std::string status_value(std::string_view status, std::string_view key);
+
+// What read_process takes from /proc/PID/status: whether the process is gone (a zombie, or
+// dead) and its real uid. The parser read_process uses, on the file's text (tests/fuzz feeds it).
+struct ProcessStatus {
+    bool gone = false;
+    uid_t uid = 0;
+};
+ProcessStatus parse_process_status(std::string_view status);
+
 // The process `pid`, or nullopt when it does not exist (or has exited).
 std::optional<ProcessInfo> read_process(pid_t pid, const std::string& proc_root = "/proc");
 

@@ -46,6 +46,10 @@ inline constexpr std::string_view kKernel = "[kernel]";
 // vDSO (path kVdso, no build id).
 std::vector<profiling::MappedModule> process_modules(pid_t pid = 0);
 
+// The mappings process_modules keeps from the text of a /proc/PID/maps file (files and the
+// vDSO), without build ids: its parser, on the file's text (tests/fuzz feeds it).
+std::vector<profiling::MappedModule> parse_maps(std::string_view maps);
+
 class SymbolResolver {
   public:
     // Resolves addresses as they were in the process that had these mappings.

@@ -30,6 +30,20 @@ std::string problem_of(const std::string& bad_line) {
 }
 }  // namespace
 
+// Found by the fuzz_folded invariant (the stacks' weights add up to the total): counts summing
+// past 2^64-1 wrapped the total, so every flamegraph percentage was wrong. The line that would
+// take the total over is malformed: skipped and reported, refused with --strict.
+TEST(ParseFolded, CountsTakingTheTotalPast64BitsAreRefused) {
+    auto p = parse("a;b 18446744073709551615\na;c 1\n");
+    EXPECT_EQ(p.stacks.total(), 18446744073709551615u);
+    EXPECT_EQ(p.stacks.size(), 1u);
+    ASSERT_EQ(p.report.skipped, 1u);
+    EXPECT_NE(p.report.problems[0].find("in.folded:2: count 1 takes the file's total over 2^64-1"),
+              std::string::npos)
+        << p.report.problems[0];
+    EXPECT_THROW(parse("a;b 18446744073709551615\na;c 1\n", true), lockprof::UsageError);
+}
+
 TEST(FoldedStacks, AddJoinsRootFirstAndSums) {
     FoldedStacks s;
     s.add({"main", "lock", "s_lock"}, 3);
@@ -51,8 +65,20 @@ TEST(FoldedStacks, AddSanitisesSeparatorsNewlinesAndBadBytes) {
            "caf\xc3\xa9"},
           1);
     ASSERT_EQ(s.size(), 1u);
-    EXPECT_EQ(s.stacks().begin()->first,
-              "std::map<a:b>;line break ;[unknown];bad?byte;caf\xc3\xa9");
+    EXPECT_EQ(s.stacks().begin()->first, "std::map<a:b>;line break;[unknown];bad?byte;caf\xc3\xa9");
+}
+
+// Found by fuzz_perf_script (folded stacks read back unchanged): a leaf frame ending in a blank
+// (a symbol "f\0", "sym +0x10") was written as "a;f  1", which the reader takes as the stack
+// "a;f". Frame names never end in a blank; one that is only blanks is "[unknown]".
+TEST(FoldedStacks, FrameNamesNeverEndInABlank) {
+    FoldedStacks s;
+    s.add({"main", std::string("f\0", 2)}, 1);
+    s.add({"main", "\t\r"}, 1);
+    EXPECT_EQ(to_folded_text(s), "main;[unknown] 1\nmain;f 1\n");
+    std::istringstream in(to_folded_text(s));
+    ParseReport report;
+    EXPECT_EQ(parse_folded(in, "in.folded", {.strict = true}, report).stacks(), s.stacks());
 }
 
 TEST(FoldedStacks, MergePrefixesRootFrame) {

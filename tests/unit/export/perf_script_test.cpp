@@ -95,6 +95,24 @@ TEST(FoldPerfScript, UnknownSymbolsNamedAfterModuleAndSeparatorsSanitised) {
               "prog;[vsyscall];nft_do_chain;weird:name;[libfoo.so.1]");
 }
 
+// Found by fuzz_perf_script: names were cleaned of ';' and control characters only, so a
+// symbol or process name with invalid UTF-8 (or a control character in the process name) made a
+// folded line that `lockprof flamegraph` then refused, and that reached the SVG as it was. Names
+// are now cleaned as sanitize_frame() cleans them.
+TEST(FoldPerfScript, NamesWithInvalidUtf8AndControlCharactersFoldToValidLines) {
+    const std::string text =
+        "pr\x01og\xff 1 1.000001: 1 cpu-clock: \n"
+        "\t 7f0000001000 sym\xc3"
+        "bol+0x4 (/usr/lib/libfoo.so.1)\n"
+        "\t 7f0000002000 [unknown] (/tmp/lib\xe9.so)\n"
+        "\t 7f0000003000 del\x7f+0x4 (/usr/lib/libfoo.so.1)\n\n";
+    const auto folded = to_folded_text(fold(text));
+    EXPECT_EQ(folded, "pr og?;del;[lib?.so];sym?bol 1\n");
+    std::istringstream in(folded);
+    ParseReport report;
+    EXPECT_NO_THROW(parse_folded(in, "folded", {.strict = true}, report));
+}
+
 TEST(FoldPerfScript, FirstEventByDefaultOthersOnRequest) {
     const std::string text =
         "a 1 1.000001: 1 cpu-clock: \n\t 401000 f (/x)\n\n"
@@ -121,6 +139,36 @@ TEST(FoldPerfScript, WeightByPeriod) {
     o.weight_by_period = true;
     EXPECT_EQ(to_folded_text(fold(text, o)), "a;f 750000\n");
     EXPECT_EQ(to_folded_text(fold(text)), "a;f 2\n");
+}
+
+// Found by fuzz_perf_script: a symbol that ended in a blank ("sym +0x10", or a NUL cleaned to
+// ' ') folded to a line the folded reader reads as another stack (it drops trailing blanks).
+TEST(FoldPerfScript, SymbolsEndingInABlankFoldToStacksThatReadBack) {
+    const std::string text = std::string(
+        "a 1 1.000001: 1 cpu-clock: \n\t 401000 f +0x10 (/x)\n\t 401100 g\0 (/x)\n\n", 68);
+    const auto s = fold(text);
+    EXPECT_EQ(to_folded_text(s), "a;g;f 1\n");
+    std::istringstream in(to_folded_text(s));
+    ParseReport report;
+    EXPECT_EQ(parse_folded(in, "folded", {.strict = true}, report).stacks(), s.stacks());
+}
+
+// Found by the fuzz_perf_script invariant (the stacks' weights add up to the total): periods up
+// to 2^64-1 summed past it and wrapped, so the flamegraph's total was a small number. A sample
+// whose period would take the total over 2^64-1 is left out and reported.
+TEST(FoldPerfScript, PeriodsTakingTheTotalPast64BitsAreLeftOut) {
+    const std::string text =
+        "a 1 1.000001: 18446744073709551615 cpu-clock: \n\t 401000 f (/x)\n\n"
+        "a 1 1.000002: 2 cpu-clock: \n\t 401000 g (/x)\n\n";
+    PerfScriptOptions o;
+    o.weight_by_period = true;
+    PerfScriptReport report;
+    const auto s = fold(text, o, report);
+    EXPECT_EQ(to_folded_text(s), "a;f 18446744073709551615\n");
+    EXPECT_EQ(s.total(), 18446744073709551615u);
+    EXPECT_EQ(report.folded, 1u);
+    ASSERT_EQ(report.skipped, 1u);
+    EXPECT_NE(report.problems[0].find("over 2^64-1"), std::string::npos) << report.problems[0];
 }
 
 TEST(FoldPerfScript, UnrecognisedLinesReportedAndStrictFails) {

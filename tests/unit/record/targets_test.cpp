@@ -98,6 +98,21 @@ TEST(FakeProcTest, MissingAndZombieProcessesAreGone) {
     EXPECT_TRUE(list_tasks(31, proc.root.string()).empty());
 }
 
+TEST(ProcessStatus, StateAndUidFromTheStatusText) {
+    const std::string text =
+        "Name:\tpostgres\nState:\tS (sleeping)\nUid:\t1000\t1000\t0\t0\n"
+        "CapEff:\t000001ffffffffff\n";
+    const ProcessStatus s = parse_process_status(text);
+    EXPECT_FALSE(s.gone);
+    EXPECT_EQ(s.uid, 1000u);
+    EXPECT_EQ(status_value(text, "CapEff"), "\t000001ffffffffff");
+    EXPECT_EQ(status_value(text, "Cap"), "");
+    EXPECT_EQ(status_value("State:\tZ (zombie)", "State"), "\tZ (zombie)");
+    EXPECT_TRUE(parse_process_status("State:\tZ (zombie)\n").gone);
+    EXPECT_TRUE(parse_process_status("State:\tX (dead)").gone);
+    EXPECT_EQ(parse_process_status("").uid, 0u);
+}
+
 TEST(RealProc, SeesThisProcess) {
     const auto self = read_process(getpid());
     ASSERT_TRUE(self);

@@ -118,6 +118,48 @@ TEST(ResultJson, ReadResultExplainsTruncation) {
     std::filesystem::remove(path);
 }
 
+// Found by fuzz_result_json: a number beyond a double's range ("1e999") is valid JSON that
+// nlohmann's parser refuses with out_of_range, not parse_error, so it escaped read_result as
+// "lockprof: internal error: [json.exception.out_of_range.406] ...". Now a UsageError naming
+// the file.
+TEST(ResultJson, NumberBeyondADoubleIsAUsageErrorNamingTheFile) {
+    std::string text = report::to_json(sample_run(), {}).dump();
+    const std::string key = "\"ticks_per_ns\":";
+    const auto at = text.find(key);
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at + key.size(), "1e999,\"x\":");
+    try {
+        report::result_from_text(text, "huge.json");
+        FAIL();
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("'huge.json'"), std::string::npos) << e.what();
+    }
+}
+
+// Found by fuzz_result_json under UBSan: a real number where the schema has a whole one
+// ("acquires": 1e30) reached nlohmann's conversion to an integer, a cast that is undefined
+// behaviour beyond the integer's range (9.4e33 is outside the range of unsigned long). Such a
+// number is refused with its JSON path; real numbers stay where the schema has them.
+TEST(ResultJson, RealNumberWhereTheSchemaHasAWholeOneIsRefusedWithItsPath) {
+    auto doc = report::to_json(sample_run(), {});
+    doc["cells"][0]["trials"][0]["threads"][0]["acquires"] = 1e30;
+    try {
+        report::result_from_json(doc);
+        FAIL();
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("cells[0].trials[0].threads[0].acquires is 1e+30"),
+                  std::string::npos)
+            << e.what();
+    }
+    doc = report::to_json(sample_run(), {});
+    doc["config"]["threads"][0] = 2.5;
+    EXPECT_THROW(report::result_from_json(doc), UsageError);
+    doc = report::to_json(sample_run(), {});
+    doc["calibration"]["ticks_per_ns"] = 3e40;
+    doc["cells"][0]["trials"][0]["threads"][0]["critical_work_ns"] = 12.5;
+    EXPECT_NO_THROW(report::result_from_json(doc));
+}
+
 namespace {
 
 // A result in which every field holds something other than its default, so a field the writer

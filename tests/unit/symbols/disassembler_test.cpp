@@ -85,6 +85,21 @@ TEST(ParseObjdump, Aarch64LlscAndLse) {
     EXPECT_EQ(insns[6].comment, "#1");
 }
 
+// Found by fuzz_objdump: a line shaped like an instruction whose encoding column is not hex
+// ("zz") or whose address has more than 16 digits threw std::invalid_argument/out_of_range from
+// stoul ("lockprof: internal error: stoul"), and one holding only a comment became an
+// instruction without a mnemonic. Such lines are not instructions: skipped.
+TEST(ParseObjdump, LinesThatOnlyLookLikeInstructionsAreSkipped) {
+    const auto insns = parse_objdump(
+        "   37ad0:\te9 zz 00 00 00       \tjmp    37ae0 <main>\n"
+        "   37ad5:\t-1 \tnop\n"
+        "  11112222333344445:\t90 \tnop\n"
+        "  1445fc:\td65                 \t// #128\n"
+        "  400544:\t885f7e60 \tldxr\tw0, [x19]\n");
+    ASSERT_EQ(insns.size(), 1u);
+    EXPECT_EQ(insns[0].mnemonic, "ldxr");
+}
+
 TEST(Disassembler, DefaultObjdumpFollowsTheElfMachine) {
     // An aarch64 build under qemu-user on an x86 host must use the cross objdump.
     const bool cross =

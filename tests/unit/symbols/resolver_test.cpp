@@ -34,6 +34,38 @@ TEST(SymbolResolver, ResolvesAFunctionOfThisProcess) {
     EXPECT_GT(loc.source_line, 0);
 }
 
+TEST(ParseMaps, KeepsFilesAndTheVdso) {
+    const auto modules = parse_maps(
+        "55d0c0000000-55d0c0100000 r-xp 00001000 fd:01 1234 /usr/lib/postgresql/15/bin/postgres\n"
+        "7f0000000000-7f0000001000 r-xp 00000000 00:00 0 [vdso]\n"
+        "7f0000002000-7f0000003000 r-xp 00000000 fd:01 99 /tmp/lib.so (deleted)\n"
+        "7f0000004000-7f0000005000 rw-p 00000000 00:00 0 \n"
+        "7f0000006000-7f0000007000 r-xp 00000000 fd:01 98 /tmp/with spaces/lib.so\n");
+    ASSERT_EQ(modules.size(), 3u);
+    EXPECT_EQ(modules[0].path, "/usr/lib/postgresql/15/bin/postgres");
+    EXPECT_EQ(modules[0].start, 0x55d0c0000000u);
+    EXPECT_EQ(modules[0].end, 0x55d0c0100000u);
+    EXPECT_EQ(modules[0].offset, 0x1000u);
+    EXPECT_EQ(modules[0].permissions, "r-xp");
+    EXPECT_EQ(modules[1].path, kVdso);
+    EXPECT_EQ(modules[2].path, "/tmp/with spaces/lib.so");
+}
+
+// Found by fuzz_proc_maps: an address past 64 bits or not hex threw std::out_of_range or
+// std::invalid_argument from stoull, which `record` would report as "internal error: stoull".
+// A line that does not say where a file is mapped is no mapping: skipped.
+TEST(ParseMaps, MalformedLinesAreSkipped) {
+    const auto modules = parse_maps(
+        "1ffffffffffffffff-2ffffffffffffffff r-xp 00000000 fd:01 1 /usr/bin/a\n"
+        "zz-10 r-xp 00000000 fd:01 1 /usr/bin/b\n"
+        "1000 r-xp 00000000 fd:01 1 /usr/bin/c\n"
+        "1000-2000 r-xp 1ffffffffffffffff fd:01 1 /usr/bin/d\n"
+        "2000-1000 r-xp 00000000 fd:01 1 /usr/bin/e\n"
+        "1000-2000 r-xp 00000000 fd:01 1 /usr/bin/ok\n");
+    ASSERT_EQ(modules.size(), 1u);
+    EXPECT_EQ(modules[0].path, "/usr/bin/ok");
+}
+
 TEST(SymbolResolver, SavedMappingsResolveLikeTheLiveProcess) {
     const auto modules = process_modules();
     ASSERT_FALSE(modules.empty());

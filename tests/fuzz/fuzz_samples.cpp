@@ -1,0 +1,32 @@
+// Samples files (`--samples-out`, read by `lockprof convert`, `annotate`, `report`): the result
+// reader (src/report/json.cpp, result_from_text) on files holding raw samples and their
+// mappings, then what convert and annotate make of the samples without opening files: the loss
+// notes, the per-cell annotation and the folded stacks, resolved against no module (the input's
+// paths are never opened; no objdump runs).
+#include "fuzz_support.hpp"
+#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/report/json.hpp"
+#include "lockprof/symbols/resolver.hpp"
+
+using namespace lockprof;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static const symbols::SymbolResolver resolver{std::vector<profiling::MappedModule>{}};
+    fuzz::refusals_only([&] {
+        workload::RunResult run = report::result_from_text(fuzz::text(data, size), "fuzz");
+        (void)analysis::loss_notes(run);
+        if (!run.sampling || !analysis::has_raw_samples(run)) return;
+        run.sampling->modules.clear();
+        sampling::AnnotateOptions options;
+        options.objdump = "/nonexistent/objdump";
+        analysis::Attribution attribution;
+        attribution.cells = analysis::annotate(run, resolver, options);
+        fuzz::check(attribution.cells.size() == run.cells.size(), "one annotation per cell");
+        const auto stacks = analysis::folded_stacks(run, attribution, size % 2 == 0);
+        std::uint64_t sum = 0;
+        for (const auto& [stack, weight] : stacks.stacks())
+            fuzz::check(!__builtin_add_overflow(sum, weight, &sum),
+                        "the stacks' weights add up without wrapping around 2^64");
+    });
+    return 0;
+}
