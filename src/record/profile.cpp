@@ -231,7 +231,7 @@ void spin_view(Profile& profile, const std::string& pattern, const LockTest& is_
         for (const auto& i : f.instructions)
             if (i.weight > 0)
                 profile.spin.hot_instructions.push_back(
-                    {f.short_name, f.module, i.instruction.address, i.instruction.text(),
+                    {f.short_name, f.module, i.instruction.address, i.instruction.listing_text(),
                      i.weight / spin_weight, i.share});
     }
     auto& hot = profile.spin.hot_instructions;

@@ -422,7 +422,8 @@ std::string instruction_table(const sampling::HotFunction& f, const HtmlReportOp
             "<tr{}><td><span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.1f}%</td>"
             "<td>{:x}</td><td class=\"ins\">{}</td><td class=\"l\">{}</td></tr>\n",
             i->in_acquire_loop ? " class=\"loop\"" : "", std::round(i->share * 80), i->share * 100,
-            i->instruction.address, escape_html(i->instruction.text()), escape_html(i->source));
+            i->instruction.address, escape_html(i->instruction.listing_text()),
+            escape_html(i->source));
     return out + "</tbody></table>\n";
 }
 

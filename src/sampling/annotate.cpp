@@ -249,6 +249,17 @@ std::string render_annotation(const CellAnnotation& cell, const profiling::Sampl
                      {cell.functions.begin(), cell.functions.begin() + static_cast<long>(shown)});
 }
 
+std::string no_line_information_note(const HotFunction& f) {
+    if (f.instructions.empty() || std::any_of(f.instructions.begin(), f.instructions.end(),
+                                              [](const auto& i) { return !i.source.empty(); }))
+        return "";
+    return fmt::format(
+        "    {}: no line or inline information (built without -g, or stripped): no source "
+        "lines, no loop phases, and the acquire loop only by the fallback rule; rebuild with "
+        "-g, which costs nothing at run time\n",
+        f.short_name);
+}
+
 std::string render_hottest_rows(std::span<const HotFunction> functions) {
     std::string out;
     std::vector<std::pair<const HotFunction*, const AnnotatedInstruction*>> hottest;
@@ -278,14 +289,15 @@ std::string render_hottest_rows(std::span<const HotFunction> functions) {
             std::string line =
                 fmt::format("    {:>8}  {} {:>8x}  {}",
                             ai.weight > 0 ? fmt::format("{:.2f}", ai.share * 100) : std::string(),
-                            marker, ai.instruction.address, ai.instruction.text());
+                            marker, ai.instruction.address, ai.instruction.listing_text());
             if (!ai.source.empty()) {
                 if (line.size() < 64) line.resize(64, ' ');
                 line += "  " + ai.source;
             }
             rows += line + "\n";
         }
-        if (!rows.empty()) out += fmt::format("    {}:\n", f.short_name) + rows;
+        if (!rows.empty())
+            out += fmt::format("    {}:\n", f.short_name) + no_line_information_note(f) + rows;
     }
     return out;
 }
@@ -313,6 +325,7 @@ std::string render_function_listing(const HotFunction& f, std::string_view loop_
                                           [](const auto& i) { return i.in_lock; });
     out += fmt::format("    `|` {} ({}){}\n", loop_name, f.loop_rule,
                        inlined_lock ? ", `:` rest of the inlined lock()" : "");
+    out += no_line_information_note(f);
     out += "     Percent    Address  Instruction\n";
     const auto& insns = f.instructions;
     std::vector<bool> show(insns.size(), insns.size() <= kWholeFunctionLimit);
@@ -336,7 +349,7 @@ std::string render_function_listing(const HotFunction& f, std::string_view loop_
         std::string line =
             fmt::format("    {:>8}  {} {:>8x}  {}",
                         ai.weight > 0 ? fmt::format("{:.2f}", ai.share * 100) : std::string(),
-                        marker, ai.instruction.address, ai.instruction.text());
+                        marker, ai.instruction.address, ai.instruction.listing_text());
         if (!ai.source.empty()) {
             if (line.size() < 64) line.resize(64, ' ');
             line += "  " + ai.source;

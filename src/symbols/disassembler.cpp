@@ -104,6 +104,15 @@ bool Instruction::is_branch() const {
     return classify_mnemonic(mnemonic) == InstructionClass::branch;
 }
 
+bool Instruction::is_call() const {
+    return mnemonic.starts_with("call") || mnemonic == "bl";
+}
+
+std::string Instruction::listing_text() const {
+    if (!is_call() || reference.empty()) return text();
+    return text() + " <" + reference + ">";
+}
+
 bool Instruction::is_atomic() const {
     if (mnemonic == "bl") return is_outline_atomic_helper(reference);
     return symbols::is_atomic(classify_mnemonic(mnemonic));

@@ -118,6 +118,10 @@ std::string render_annotation(const CellAnnotation& cell, const profiling::Sampl
 // listing and the HTML report's table decide by it.
 inline constexpr double kListingShare = 0.005;
 
+// A line for a listed function none of whose instructions has a source line (a build without
+// -g): what that costs and the remedy; "" otherwise.
+std::string no_line_information_note(const HotFunction& f);
+
 // The kHottestRows hottest instructions of `functions` and their acquire loops (when at most
 // kHottestLoop instructions long), per function in address order with the listing's markers
 // and source lines; a line for each function that could not be disassembled.

@@ -28,6 +28,11 @@ struct Instruction {
     std::optional<std::uint64_t> branch_target;  // direct branches and calls
 
     std::string text() const { return operands.empty() ? mnemonic : mnemonic + " " + operands; }
+    // A direct call ("call" on x86, "bl" on aarch64).
+    bool is_call() const;
+    // text() as a listing shows it: a call names what it reaches, "call 1030
+    // <pthread_spin_lock@plt>", where a bare address says nothing.
+    std::string listing_text() const;
     bool is_branch() const;  // any direct or conditional jump (not calls): mnemonics.hpp
     // An atomic read-modify-write (mnemonics.hpp's is_atomic) or a call to an outline-atomics
     // helper ("bl __aarch64_swp4_acq").
