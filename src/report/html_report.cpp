@@ -109,6 +109,11 @@ std::string provenance_block(const workload::RunResult& run,
     out += provenance_row("VM hint", p.vm_hint.empty() ? "none detected" : p.vm_hint,
                           !p.vm_hint.empty());
     out += provenance_row("kernel", p.kernel);
+    out += provenance_row(
+        "CPU frequency",
+        fmt::format("governor {}, boost {}",
+                    p.cpufreq_governor.empty() ? "unknown (no cpufreq)" : p.cpufreq_governor,
+                    p.cpu_boost.empty() ? "unknown" : p.cpu_boost));
     out += provenance_row("perf_event_paranoid", p.perf_event_paranoid == -99
                                                      ? "unreadable"
                                                      : std::to_string(p.perf_event_paranoid));

@@ -32,7 +32,9 @@ json provenance_json(const workload::Provenance& p) {
             {"compiler", p.compiler},
             {"compiler_flags", p.compiler_flags},
             {"build_type", p.build_type},
-            {"assertions", p.assertions}};
+            {"assertions", p.assertions},
+            {"cpufreq_governor", p.cpufreq_governor},
+            {"cpu_boost", p.cpu_boost}};
 }
 
 namespace {
