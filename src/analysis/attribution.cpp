@@ -180,8 +180,11 @@ ReportInputs gather_report_inputs(const workload::RunResult& run,
             "hot instructions and flamegraph: the run was not sampled "
             "(--sample)");
     }
+    ExplainThresholds thresholds;
+    thresholds.verdict = verdict_options(summaries);
     inputs.explanation = explain(
-        gather_evidence(run, summaries, inputs.attribution ? &*inputs.attribution : nullptr));
+        gather_evidence(run, summaries, inputs.attribution ? &*inputs.attribution : nullptr),
+        thresholds);
     return inputs;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 
 #include <fmt/format.h>
 
@@ -21,49 +20,12 @@ std::string stop_rule(const workload::RunSpec& spec) {
     return fmt::format("{} acquires per thread", spec.acquires_per_thread.value_or(0));
 }
 
-// Median of values[indices]; `scratch` avoids an allocation per resample.
-double median_of_draw(const std::vector<double>& values, std::mt19937_64& rng,
-                      std::vector<double>& scratch) {
-    scratch.resize(values.size());
-    // rng() % n has a negligible bias for trial counts and, unlike uniform_int_distribution,
-    // gives the same draws with every standard library, so intervals are reproducible anywhere.
-    for (auto& v : scratch) v = values[rng() % values.size()];
-    const std::size_t mid = scratch.size() / 2;
-    std::nth_element(scratch.begin(), scratch.begin() + mid, scratch.end());
-    if (scratch.size() % 2) return scratch[mid];
-    const double upper = scratch[mid];
-    const double lower = *std::max_element(scratch.begin(), scratch.begin() + mid);
-    return (lower + upper) / 2;
-}
-
-double quantile_of_sorted(const std::vector<double>& sorted, double q) {
-    const double position = q * static_cast<double>(sorted.size() - 1);
-    const auto below = static_cast<std::size_t>(std::floor(position));
-    const auto above = std::min(below + 1, sorted.size() - 1);
-    const double fraction = position - static_cast<double>(below);
-    return sorted[below] + (sorted[above] - sorted[below]) * fraction;
-}
-
 struct Keyed {
     const CellSummary* summary;
     bool matched = false;
 };
 
 }  // namespace
-
-const char* verdict_name(Verdict verdict) {
-    switch (verdict) {
-        case Verdict::faster:
-            return "faster";
-        case Verdict::slower:
-            return "slower";
-        case Verdict::within_noise:
-            return "within noise";
-        case Verdict::no_noise_estimate:
-            return "no noise estimate";
-    }
-    return "?";
-}
 
 std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& base,
                                                    const workload::RunResult& other) {
@@ -106,7 +68,15 @@ std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& ba
     differ("compiler_flags", b.compiler_flags, o.compiler_flags,
            "different flags (-O level, -march) change the generated code");
     differ("build_type", b.build_type, o.build_type, "optimisation level differs");
+    differ("lockprof_version", b.lockprof_version, o.lockprof_version,
+           "the measured loop or its accounting may have changed between versions");
     differ("kernel", b.kernel, o.kernel, "scheduler and perf_event behaviour may differ");
+    differ("cpufreq_governor", b.cpufreq_governor.empty() ? "unknown" : b.cpufreq_governor,
+           o.cpufreq_governor.empty() ? "unknown" : o.cpufreq_governor,
+           "the frequency governor changes clock speed under load; pin it to performance");
+    differ("cpu_boost", b.cpu_boost.empty() ? "unknown" : b.cpu_boost,
+           o.cpu_boost.empty() ? "unknown" : o.cpu_boost,
+           "boost (turbo) changes clock speed with load and temperature; disable it for both");
     differ("vm_hint", b.vm_hint.empty() ? "none" : b.vm_hint,
            o.vm_hint.empty() ? "none" : o.vm_hint,
            "a VM adds steal time and hides the PMU; compare bare metal with bare metal");
@@ -145,30 +115,47 @@ std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& ba
     return out;
 }
 
-std::optional<ConfidenceInterval> bootstrap_ratio_interval(const std::vector<double>& base,
-                                                           const std::vector<double>& other,
-                                                           const CompareOptions& options) {
-    if (base.size() < 2 || other.size() < 2 || options.resamples == 0) return std::nullopt;
-    std::mt19937_64 rng(options.seed);
-    std::vector<double> ratios, scratch;
-    ratios.reserve(options.resamples);
-    for (unsigned i = 0; i < options.resamples; ++i) {
-        const double b = median_of_draw(base, rng, scratch);
-        const double o = median_of_draw(other, rng, scratch);
-        // A zero median in a resample (a trial with no acquires) has no finite ratio.
-        if (b > 0) ratios.push_back(o / b);
-    }
-    if (ratios.empty()) return std::nullopt;
-    std::sort(ratios.begin(), ratios.end());
-    const double tail = (1 - options.confidence) / 2;
-    return ConfidenceInterval{quantile_of_sorted(ratios, tail),
-                              quantile_of_sorted(ratios, 1 - tail)};
+std::string like_for_like_caveat(const workload::RunResult& base,
+                                 const workload::RunResult& other) {
+    const auto& b = base.provenance;
+    const auto& o = other.provenance;
+    std::vector<std::string> build, machine;
+    if (b.assertions != o.assertions)
+        build.push_back(fmt::format("assertions on in {} only", b.assertions ? "base" : "new"));
+    else if (b.assertions)
+        build.emplace_back("assertions on in both");
+    if (b.build_type != o.build_type)
+        build.push_back(fmt::format("build type {} vs {}", b.build_type, o.build_type));
+    if (b.lockprof_version != o.lockprof_version)
+        build.push_back(fmt::format("lockprof {} vs {}", b.lockprof_version, o.lockprof_version));
+    std::vector<std::string> parts;
+    if (!build.empty())
+        parts.push_back(fmt::format("the builds differ ({})", fmt::join(build, ", ")));
+    if (b.kernel != o.kernel) machine.emplace_back("kernel");
+    if (base.spec.pin.mode != other.spec.pin.mode) machine.emplace_back("pinning");
+    if (b.cpufreq_governor != o.cpufreq_governor) machine.emplace_back("CPU frequency governor");
+    if (b.cpu_boost != o.cpu_boost) machine.emplace_back("CPU boost");
+    if (b.vm_hint.empty() != o.vm_hint.empty() || (!b.vm_hint.empty() && b.vm_hint != o.vm_hint))
+        machine.emplace_back("VM status");
+    if (!machine.empty())
+        parts.push_back(fmt::format("the {} differ{}", fmt::join(machine, ", "),
+                                    machine.size() == 1 ? "s" : ""));
+    if (parts.empty()) return "";
+    return fmt::format("{}: not a like-for-like comparison", fmt::join(parts, "; "));
+}
+
+std::string verdict_line(const Effect& effect, const std::string& caveat) {
+    std::string line = verdict_text(effect);
+    if (!caveat.empty()) line += ", but " + caveat;
+    return line;
 }
 
 RunComparison compare_runs(const workload::RunResult& base, const workload::RunResult& other,
-                           const CompareOptions& options) {
+                           const VerdictOptions& options) {
     RunComparison result;
     result.warnings = provenance_warnings(base, other);
+    result.caveat = like_for_like_caveat(base, other);
+    result.options = options;
     const auto base_summaries = summarize(base);
     const auto other_summaries = summarize(other);
     std::vector<Keyed> others;
@@ -192,20 +179,12 @@ RunComparison compare_runs(const workload::RunResult& base, const workload::RunR
         c.threads = b.cell->threads;
         c.base = b.acquires_per_second;
         c.other = o.acquires_per_second;
-        c.ratio = c.base.median > 0 ? c.other.median / c.base.median : 0;
-        // Each cell starts from the same seed, so its interval does not depend on which other
-        // cells the runs hold.
-        c.interval = bootstrap_ratio_interval(c.base.values, c.other.values, options);
-        if (!c.interval)
-            c.verdict = Verdict::no_noise_estimate;
-        else if (c.interval->low > 1)
-            c.verdict = Verdict::faster;
-        else if (c.interval->high < 1)
-            c.verdict = Verdict::slower;
-        else
-            c.verdict = Verdict::within_noise;
         result.cells.push_back(std::move(c));
     }
+    // Every matched cell is one of the family the Bonferroni correction covers.
+    result.family = result.cells.size();
+    for (auto& c : result.cells)
+        c.effect = compare_trials(c.base.values, c.other.values, options, result.family);
     for (const auto& k : others)
         if (!k.matched)
             result.only_in_other.push_back({k.summary->cell->lock, k.summary->cell->threads});

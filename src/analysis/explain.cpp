@@ -137,7 +137,9 @@ struct PairContext {
     const CellEvidence& a;  // baseline
     const CellEvidence& b;
     const ExplainThresholds& t;
-    bool throughput_unresolved = false;  // within noise or a single trial
+    std::size_t family = 1;              // throughput comparisons made together (Bonferroni)
+    bool throughput_unresolved = false;  // inconclusive, or too few trials for an interval
+    bool throughput_equivalent = false;  // the interval lies inside the equivalence band
     std::set<std::string> cited_events;  // quoted by an earlier rule of this pair
 };
 
@@ -162,35 +164,62 @@ std::string factor_text(double factor) {
     return factor < 1.095 ? fmt::format("{:.2f}", factor) : fmt::format("{:.1f}", factor);
 }
 
-// The throughput claims state the difference; other rules explain it.
+std::string interval_clause(const Effect& e) {
+    return fmt::format("{:g}% interval of the ratio {}{}", e.level * 100, interval_text(e),
+                       e.family > 1 ? fmt::format(" (Bonferroni over {} pairs)", e.family) : "");
+}
+
+// The throughput claims state the difference (the one engine, verdict.hpp); other rules
+// explain it.
 std::vector<Claim> throughput_rule(PairContext& p) {
     const auto& a = p.a.acquires_per_second;
     const auto& b = p.b.acquires_per_second;
     if (a.values.empty() || b.values.empty() || a.median <= 0) return {};
-    if (a.values.size() < 2 || b.values.size() < 2) {
-        p.throughput_unresolved = true;
-        return {Claim(fmt::format("one trial only ({} {} vs {} {} M acquires/s): no noise "
-                                  "estimate, so the difference may be noise; rerun with "
-                                  "--trials=3 or more",
-                                  p.b.lock, rate(b.median), p.a.lock, rate(a.median)),
-                      false)};
+    const Effect e = compare_trials(a.values, b.values, p.t.verdict, p.family);
+    const std::string band = band_text(p.t.verdict.equivalence);
+    std::vector<Claim> out;
+    switch (e.verdict) {
+        case Verdict::no_ratio:
+        case Verdict::too_few_trials:
+            p.throughput_unresolved = true;
+            out.emplace_back(fmt::format("{} ({} {} vs {} {} M acquires/s)", e.limit, p.b.lock,
+                                         rate(b.median), p.a.lock, rate(a.median)),
+                             false);
+            break;
+        case Verdict::inconclusive:
+            p.throughput_unresolved = true;
+            out.emplace_back(
+                fmt::format("throughput inconclusive: {} {}-{} vs {} {}-{} M acquires/s, ratio "
+                            "{:.3f}, {} reaches across an edge of the {} equivalence band; {}",
+                            p.b.lock, rate(b.min), rate(b.max), p.a.lock, rate(a.min), rate(a.max),
+                            e.ratio, interval_clause(e), band, settle_text(e)),
+                false);
+            break;
+        case Verdict::equivalent:
+            p.throughput_equivalent = true;
+            out.emplace_back(
+                fmt::format("{} and {} are equivalent at {} threads: ratio {:.3f}, "
+                            "{} lies inside the {} equivalence band",
+                            p.b.lock, p.a.lock, p.b.threads, e.ratio, interval_clause(e), band),
+                false);
+            break;
+        case Verdict::faster:
+        case Verdict::slower: {
+            const double factor = e.ratio >= 1 ? e.ratio : 1 / e.ratio;
+            out.emplace_back(
+                fmt::format("{} is {}x {} than {} at {} threads ({} vs {} M acquires/s, "
+                            "geometric means of {} and {} trials; {} lies outside the {} "
+                            "equivalence band)",
+                            p.b.lock, factor_text(factor), verdict_name(e.verdict), p.a.lock,
+                            p.b.threads, rate(b.median), rate(a.median), b.values.size(),
+                            a.values.size(), interval_clause(e), band),
+                false);
+            break;
+        }
     }
-    if (ranges_overlap(a, b)) {
-        p.throughput_unresolved = true;
-        return {Claim(
-            fmt::format("difference within noise: {} {}-{} vs {} {}-{} M acquires/s "
-                        "(trial ranges overlap)",
-                        p.b.lock, rate(b.min), rate(b.max), p.a.lock, rate(a.min), rate(a.max)),
-            false)};
-    }
-    const double ratio = b.median / a.median;
-    const double factor = ratio >= 1 ? ratio : 1 / ratio;
-    return {Claim(fmt::format("{} is {}x {} than {} at {} threads ({} vs {} M acquires/s, "
-                              "medians of {} trials; the trial ranges do not overlap)",
-                              p.b.lock, factor_text(factor), ratio >= 1 ? "faster" : "slower",
-                              p.a.lock, p.b.threads, rate(b.median), rate(a.median),
-                              std::min(a.values.size(), b.values.size())),
-                  false)};
+    if (auto outliers = outlier_text(e, p.a.lock, p.b.lock); !outliers.empty())
+        out.emplace_back(outliers, false);
+    return out;
 }
 
 std::vector<Claim> rmw_rule(PairContext& p) {
@@ -389,9 +418,10 @@ std::string figure_difference(const ComparedFigure& f, const PairContext& p) {
     return text;
 }
 
-// Every counted event both cells have, and the metrics derived from them, with numbers: what
-// differs beyond noise explains; what is within noise, from one trial, or 0 for both is quoted
-// but does not. Events an earlier rule quoted are not repeated.
+// Every counted event both cells have, and the metrics derived from them, with numbers, each
+// judged by the one engine (verdict.hpp): what is faster/slower (higher or lower beyond the
+// band) explains; what is equivalent, inconclusive, from too few trials, or 0 for both is
+// quoted but does not. Events an earlier rule quoted are not repeated.
 std::vector<Claim> counted_events_rule(PairContext& p) {
     std::vector<ComparedFigure> figures;
     for (const auto& [name, spread] : p.a.events_per_acquire) {
@@ -413,8 +443,12 @@ std::vector<Claim> counted_events_rule(PairContext& p) {
         if (!f.derived && all_zero(*f.a) && all_zero(*f.b) && llsc && is_exclusive_event(f.name) &&
             !is_failure_event(f.name))
             exclusives_uncounted = true;
-    std::vector<std::string> zero_exclusive, zero_always, zero_plain, noise;
+    std::vector<std::string> zero_exclusive, zero_always, zero_plain, equivalent, open;
     std::vector<Claim> out;
+    // The figures that get an interval are one Bonferroni family of their own.
+    std::size_t family = 0;
+    for (const auto& f : figures) family += !(!f.derived && all_zero(*f.a) && all_zero(*f.b));
+    const std::string band = band_text(p.t.verdict.equivalence);
     for (const auto& f : figures) {
         if (!f.derived && all_zero(*f.a) && all_zero(*f.b)) {
             if (always_executed(f.name))
@@ -425,20 +459,50 @@ std::vector<Claim> counted_events_rule(PairContext& p) {
                 zero_plain.push_back(f.name);
             continue;
         }
-        const bool single = f.a->values.size() < 2 || f.b->values.size() < 2;
-        if (!single && ranges_overlap(*f.a, *f.b)) {
-            noise.push_back(fmt::format("{}{} {} {}, {} {}", f.name,
-                                        f.derived ? "" : " per acquire", p.b.lock,
-                                        figure_range(f, *f.b), p.a.lock, figure_range(f, *f.a)));
-            continue;
+        const Effect e = compare_trials(f.a->values, f.b->values, p.t.verdict, family);
+        const std::string quoted =
+            fmt::format("{}{} {} {}, {} {}", f.name, f.derived ? "" : " per acquire", p.b.lock,
+                        figure_range(f, *f.b), p.a.lock, figure_range(f, *f.a));
+        switch (e.verdict) {
+            case Verdict::faster:
+            case Verdict::slower:
+                out.emplace_back(figure_difference(f, p) +
+                                 fmt::format(" (interval of the ratio {}, outside the {} band)",
+                                             interval_text(e), band));
+                break;
+            case Verdict::equivalent:
+                equivalent.push_back(quoted);
+                break;
+            case Verdict::inconclusive:
+                open.push_back(quoted);
+                break;
+            case Verdict::too_few_trials: {
+                const std::size_t fewest = std::min(e.base_trials, e.other_trials);
+                out.emplace_back(
+                    figure_difference(f, p) + fmt::format(" ({} trial{}: too few for an interval)",
+                                                          fewest, fewest == 1 ? "" : "s"),
+                    false);
+                break;
+            }
+            case Verdict::no_ratio:
+                // A trial counted 0: no ratio interval; disjoint trial ranges still separate.
+                if (!ranges_overlap(*f.a, *f.b))
+                    out.emplace_back(figure_difference(f, p) +
+                                     " (a trial counted 0, so no interval; the trial ranges do "
+                                     "not overlap)");
+                else
+                    open.push_back(quoted);
+                break;
         }
-        out.emplace_back(figure_difference(f, p) + (single ? " (one trial: no noise estimate)"
-                                                           : " (trial ranges do not overlap)"),
-                         !single);
     }
-    if (!noise.empty())
+    if (!equivalent.empty())
+        out.emplace_back(fmt::format("equivalent (interval inside the {} band): {}", band,
+                                     fmt::join(equivalent, "; ")),
+                         false);
+    if (!open.empty())
         out.emplace_back(
-            fmt::format("within noise (trial ranges overlap): {}", fmt::join(noise, "; ")), false);
+            fmt::format("not told apart (inconclusive at these trials): {}", fmt::join(open, "; ")),
+            false);
     auto them = [](const std::vector<std::string>& names) {
         return names.size() == 1 ? "it" : "them";
     };
@@ -504,11 +568,20 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
     // The first cell at each thread count is the baseline, as in the table's `vs first`.
     std::map<unsigned, const CellEvidence*> baseline;
     for (const auto& cell : cells) baseline.try_emplace(cell.threads, &cell);
+    // The throughput comparisons made here form one family, counted as the run table counts
+    // its `vs first` column, so both give the same verdict.
+    std::size_t family = 0;
+    for (const auto& cell : cells) {
+        const CellEvidence* base = baseline[cell.threads];
+        family += base != &cell && !base->acquires_per_second.values.empty() &&
+                  !cell.acquires_per_second.values.empty();
+    }
     std::vector<PairDiagnosis> out;
     for (const auto& cell : cells) {
         const CellEvidence* base = baseline[cell.threads];
         if (base == &cell) continue;
-        PairContext context{*base, cell, thresholds, false, {}};
+        PairContext context{*base, cell,  thresholds, std::max<std::size_t>(family, 1),
+                            false, false, {}};
         PairDiagnosis d;
         d.baseline = base->lock;
         d.other = cell.lock;
@@ -524,10 +597,12 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
             d.inconclusive = true;
             d.findings.push_back(
                 {"inconclusive",
-                 "inconclusive: neither the throughput nor a counted event or sample tells "
-                 "them apart beyond noise (more --trials, --sample or PMU --event counts would "
+                 "inconclusive: the throughput verdict is not settled and no counted event or "
+                 "sample tells them apart (more --trials, --sample or PMU --event counts would "
                  "tell more)",
                  false});
+        } else if (context.throughput_equivalent && !explained) {
+            // Equivalent throughput has no difference to explain.
         } else if (!explained && !counted && !sampled) {
             d.findings.push_back(
                 {"unexplained",
@@ -537,8 +612,7 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
         } else if (!explained) {
             d.findings.push_back(
                 {"unexplained",
-                 fmt::format("the {} do not tell them apart beyond noise: add {} for more "
-                             "evidence",
+                 fmt::format("the {} do not tell them apart: add {} for more evidence",
                              counted && sampled ? "counted events and samples"
                              : counted          ? "counted events"
                                                 : "samples",

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include <fmt/format.h>
+
 namespace lockprof::analysis {
 
 std::optional<double> scaled_value(const profiling::CounterReading& r) {
@@ -108,7 +110,45 @@ std::vector<EventSummary> events_of(const workload::CellResult& cell) {
 
 }  // namespace
 
-std::vector<CellSummary> summarize(const workload::RunResult& run) {
+std::size_t comparison_count(const std::vector<CellSummary>& summaries) {
+    std::size_t n = 0;
+    for (const auto& s : summaries) n += s.comparison.has_value();
+    return n;
+}
+
+VerdictOptions verdict_options(const std::vector<CellSummary>& summaries) {
+    for (const auto& s : summaries)
+        if (s.comparison)
+            return {s.comparison->effect.confidence, s.comparison->effect.equivalence};
+    return {};
+}
+
+std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries) {
+    const std::size_t family = comparison_count(summaries);
+    if (family == 0) return {};
+    std::vector<std::string> out{"vs first: " + method_text(verdict_options(summaries), family)};
+    std::map<unsigned, std::string> baselines;
+    for (const auto& s : summaries)
+        if (s.comparison) baselines[s.cell->threads] = s.comparison->baseline;
+    for (const auto& s : summaries) {
+        if (!s.comparison) continue;
+        const Effect& e = s.comparison->effect;
+        const std::string cell =
+            fmt::format("{} vs {} at {} thread{}", s.cell->lock, s.comparison->baseline,
+                        s.cell->threads, s.cell->threads == 1 ? "" : "s");
+        if (e.verdict == Verdict::inconclusive)
+            out.push_back(fmt::format("{}: inconclusive, interval {}; {}", cell, interval_text(e),
+                                      settle_text(e)));
+        else if (!e.limit.empty())
+            out.push_back(fmt::format("{}: {}", cell, e.limit));
+        if (auto outliers = outlier_text(e, s.comparison->baseline, s.cell->lock);
+            !outliers.empty())
+            out.push_back(fmt::format("{}: {}", cell, outliers));
+    }
+    return out;
+}
+
+std::vector<CellSummary> summarize(const workload::RunResult& run, const VerdictOptions& options) {
     std::vector<CellSummary> out;
     for (const auto& cell : run.cells) {
         CellSummary s;
@@ -154,21 +194,20 @@ std::vector<CellSummary> summarize(const workload::RunResult& run) {
         s.derived = derived_metrics(cell);
         out.push_back(std::move(s));
     }
-    // Compare each cell with the first lock at the same thread count.
+    // Compare each cell with the first lock at the same thread count; all comparisons of the
+    // run form one family for the multiplicity correction.
     std::map<unsigned, const CellSummary*> baseline;
     for (auto& s : out) {
         auto [it, first] = baseline.emplace(s.cell->threads, &s);
         if (first || s.trials == 0 || it->second->trials == 0) continue;
-        const CellSummary& base = *it->second;
-        Comparison c;
-        c.baseline = base.cell->lock;
-        c.throughput_ratio = base.acquires_per_second.median > 0
-                                 ? s.acquires_per_second.median / base.acquires_per_second.median
-                                 : 0;
-        c.single_trial = s.trials < 2 || base.trials < 2;
-        c.within_noise =
-            !c.single_trial && ranges_overlap(s.acquires_per_second, base.acquires_per_second);
-        s.comparison = c;
+        s.comparison = Comparison{it->second->cell->lock, {}};
+    }
+    const std::size_t family = comparison_count(out);
+    for (auto& s : out) {
+        if (!s.comparison) continue;
+        const CellSummary& base = *baseline.at(s.cell->threads);
+        s.comparison->effect = compare_trials(base.acquires_per_second.values,
+                                              s.acquires_per_second.values, options, family);
     }
     return out;
 }

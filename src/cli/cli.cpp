@@ -29,7 +29,7 @@ const std::vector<Command>& commands() {
          report_command},
         {"record", "count and sample real programs: -- CMD, --pid PID or --match NAME",
          record_command},
-        {"compare", "compare result files cell by cell: ratio, noise test, provenance warnings",
+        {"compare", "compare result files cell by cell: ratio, interval, verdict, provenance",
          compare_command},
     };
     return all;

@@ -36,12 +36,15 @@ struct Compared {
 std::string describe(const workload::RunResult& run) {
     const auto& p = run.provenance;
     const std::string_view lse = workload::lse_label(p);
-    return fmt::format("lockprof {} on {}{}{}, {} {}{}, kernel {}, {} trial{}, {}",
-                       p.lockprof_version, p.cpu_model.empty() ? p.arch : p.cpu_model,
-                       lse.empty() ? "" : fmt::format(" ({})", lse),
-                       p.vm_hint.empty() ? "" : ", VM " + p.vm_hint, p.compiler, p.build_type,
-                       p.assertions ? ", ASSERTIONS ON" : "", p.kernel, run.spec.trials,
-                       run.spec.trials == 1 ? "" : "s", p.timestamp_utc);
+    std::string frequency;
+    if (!p.cpufreq_governor.empty()) frequency += ", governor " + p.cpufreq_governor;
+    if (!p.cpu_boost.empty()) frequency += ", boost " + p.cpu_boost;
+    return fmt::format(
+        "lockprof {} on {}{}{}{}, {} {}{}, kernel {}, pin {}, {} trial{}, {}", p.lockprof_version,
+        p.cpu_model.empty() ? p.arch : p.cpu_model, lse.empty() ? "" : fmt::format(" ({})", lse),
+        p.vm_hint.empty() ? "" : ", VM " + p.vm_hint, frequency, p.compiler, p.build_type,
+        p.assertions ? ", ASSERTIONS ON" : "", p.kernel, workload::pin_mode_name(run.spec.pin.mode),
+        run.spec.trials, run.spec.trials == 1 ? "" : "s", p.timestamp_utc);
 }
 
 std::string percent(double fraction) {
@@ -52,10 +55,6 @@ std::string spread_text(const analysis::Spread& s) {
     return s.values.size() < 2 ? "-" : percent(s.relative_spread());
 }
 
-std::string interval_text(const analysis::CellComparison& c) {
-    return c.interval ? fmt::format("[{:.3f}, {:.3f}]", c.interval->low, c.interval->high) : "-";
-}
-
 std::string cell_list(const std::vector<analysis::MissingCell>& cells) {
     std::string out;
     for (const auto& c : cells)
@@ -63,16 +62,34 @@ std::string cell_list(const std::vector<analysis::MissingCell>& cells) {
     return out;
 }
 
-std::string test_statement(const analysis::CompareOptions& o) {
-    return fmt::format(
-        "test: ratio = median acquires/s of new / of base over trials; {:g}% percentile "
-        "bootstrap interval ({} resamples of each run's trials, seed {}); faster or slower "
-        "only when the whole interval is above or below 1; spread = (max - min) / median",
-        o.confidence * 100, o.resamples, o.seed);
+std::string test_statement(const analysis::RunComparison& c) {
+    return analysis::method_text(c.options, c.family) +
+           "; spread = (max - min) / median; outliers (Tukey fences) are flagged and kept";
 }
 
-std::string render_text(const Loaded& base, const std::vector<Compared>& all,
-                        const analysis::CompareOptions& options) {
+// Under a comparison's table: what stays open per cell (inconclusive cells and what would
+// settle them, stated limits, outliers), then the method.
+std::vector<std::string> cell_notes(const analysis::RunComparison& comparison) {
+    std::vector<std::string> out;
+    for (const auto& cell : comparison.cells) {
+        const auto& e = cell.effect;
+        const std::string name = fmt::format("{}/{}t", cell.lock, cell.threads);
+        if (e.verdict == analysis::Verdict::inconclusive)
+            out.push_back(fmt::format("{}: inconclusive; {}", name, analysis::settle_text(e)));
+        else if (!e.limit.empty())
+            out.push_back(fmt::format("{}: {}", name, e.limit));
+        if (auto outliers = analysis::outlier_text(e, "base", "new"); !outliers.empty())
+            out.push_back(fmt::format("{}: {}", name, outliers));
+    }
+    return out;
+}
+
+std::string interval_header(const analysis::RunComparison& c) {
+    return fmt::format("{:g}% interval",
+                       analysis::corrected_level(c.options.confidence, c.family) * 100);
+}
+
+std::string render_text(const Loaded& base, const std::vector<Compared>& all) {
     std::string out;
     for (const auto& c : all) {
         out += fmt::format("base: {}\n      {}\nnew:  {}\n      {}\n", base.file,
@@ -81,28 +98,28 @@ std::string render_text(const Loaded& base, const std::vector<Compared>& all,
         out += "\n";
         report::TextTable table;
         using A = report::TextTable::Align;
-        table.set_header(
-            {"lock", "threads", "base acq/s", "spread", "new acq/s", "spread", "new/base",
-             fmt::format("{:g}% interval", options.confidence * 100), "verdict"},
-            {A::left, A::right, A::right, A::right, A::right, A::right, A::right, A::left,
-             A::left});
+        table.set_header({"lock", "threads", "base acq/s", "spread", "new acq/s", "spread",
+                          "new/base", interval_header(c.comparison), "verdict"},
+                         {A::left, A::right, A::right, A::right, A::right, A::right, A::right,
+                          A::left, A::left});
         for (const auto& cell : c.comparison.cells)
             table.add_row({cell.lock, std::to_string(cell.threads), report::si(cell.base.median),
                            spread_text(cell.base), report::si(cell.other.median),
-                           spread_text(cell.other), fmt::format("{:.3f}", cell.ratio),
-                           interval_text(cell), analysis::verdict_name(cell.verdict)});
+                           spread_text(cell.other), fmt::format("{:.3f}", cell.effect.ratio),
+                           analysis::interval_text(cell.effect),
+                           analysis::verdict_line(cell.effect, c.comparison.caveat)});
         out += table.render();
+        for (const auto& note : cell_notes(c.comparison)) out += note + "\n";
         if (!c.comparison.only_in_base.empty())
             out += "only in base: " + cell_list(c.comparison.only_in_base) + "\n";
         if (!c.comparison.only_in_other.empty())
             out += "only in new:  " + cell_list(c.comparison.only_in_other) + "\n";
-        out += "\n";
+        out += test_statement(c.comparison) + "\n\n";
     }
-    return out + test_statement(options) + "\n";
+    return out;
 }
 
-std::string render_markdown(const Loaded& base, const std::vector<Compared>& all,
-                            const analysis::CompareOptions& options) {
+std::string render_markdown(const Loaded& base, const std::vector<Compared>& all) {
     std::string out;
     for (const auto& c : all) {
         out += fmt::format("### lockprof compare: `{}` vs base `{}`\n\n", c.other->file, base.file);
@@ -112,37 +129,48 @@ std::string render_markdown(const Loaded& base, const std::vector<Compared>& all
         if (!c.comparison.warnings.empty()) out.resize(out.size() - 2), out += "\n\n";
         out += fmt::format(
             "| lock | threads | base acquires/s | spread | new acquires/s | spread | new/base | "
-            "{:g}% interval | verdict |\n|---|--:|--:|--:|--:|--:|--:|---|---|\n",
-            options.confidence * 100);
+            "{} | verdict |\n|---|--:|--:|--:|--:|--:|--:|---|---|\n",
+            interval_header(c.comparison));
         for (const auto& cell : c.comparison.cells) {
-            const std::string verdict = analysis::verdict_name(cell.verdict);
-            const bool decided = cell.verdict == analysis::Verdict::faster ||
-                                 cell.verdict == analysis::Verdict::slower;
+            const auto v = cell.effect.verdict;
+            const bool decided = v == analysis::Verdict::faster || v == analysis::Verdict::slower ||
+                                 v == analysis::Verdict::equivalent;
+            const std::string verdict = analysis::verdict_text(cell.effect);
+            // A decided verdict is bold only when the comparison is like-for-like.
+            std::string shown =
+                decided && c.comparison.caveat.empty() ? "**" + verdict + "**" : verdict;
+            if (!c.comparison.caveat.empty()) shown += ", but " + c.comparison.caveat;
             out += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3f} | {} | {} |\n", cell.lock,
                                cell.threads, report::si(cell.base.median), spread_text(cell.base),
-                               report::si(cell.other.median), spread_text(cell.other), cell.ratio,
-                               interval_text(cell), decided ? "**" + verdict + "**" : verdict);
+                               report::si(cell.other.median), spread_text(cell.other),
+                               cell.effect.ratio, analysis::interval_text(cell.effect), shown);
         }
         out += "\n";
+        if (const auto notes = cell_notes(c.comparison); !notes.empty()) {
+            for (const auto& note : notes) out += "- " + note + "\n";
+            out += "\n";
+        }
+        out += "_" + test_statement(c.comparison) + "_\n\n";
         if (!c.comparison.only_in_base.empty())
             out += "Only in base: " + cell_list(c.comparison.only_in_base) + "\n\n";
         if (!c.comparison.only_in_other.empty())
             out += "Only in new: " + cell_list(c.comparison.only_in_other) + "\n\n";
     }
-    return out + "_" + test_statement(options) + "_\n";
+    return out;
 }
 
 std::string render_json(const Loaded& base, const std::vector<Compared>& all,
-                        const analysis::CompareOptions& options) {
+                        const analysis::VerdictOptions& options) {
     using nlohmann::json;
     json doc = {{"schema", "lockprof.compare"},
-                {"schema_version", 1},
+                {"schema_version", 2},
                 {"test",
-                 {{"statistic", "median acquires/s ratio new/base"},
-                  {"interval", "percentile bootstrap"},
+                 {{"statistic", "ratio of geometric means of acquires/s over trials, new/base"},
+                  {"interval", "Welch t interval on log acquires/s"},
+                  {"correction", "Bonferroni over the cells of each comparison"},
                   {"confidence", options.confidence},
-                  {"resamples", options.resamples},
-                  {"seed", options.seed}}},
+                  {"equivalence", options.equivalence},
+                  {"min_trials", analysis::kMinTrials}}},
                 {"base", {{"file", base.file}, {"description", describe(base.run)}}},
                 {"comparisons", json::array()}};
     const auto missing = [](const std::vector<analysis::MissingCell>& cells) {
@@ -153,6 +181,9 @@ std::string render_json(const Loaded& base, const std::vector<Compared>& all,
     for (const auto& c : all) {
         json entry = {{"new", {{"file", c.other->file}, {"description", describe(c.other->run)}}},
                       {"warnings", json::array()},
+                      {"caveat", c.comparison.caveat},
+                      {"family", c.comparison.family},
+                      {"level", analysis::corrected_level(options.confidence, c.comparison.family)},
                       {"cells", json::array()},
                       {"only_in_base", missing(c.comparison.only_in_base)},
                       {"only_in_new", missing(c.comparison.only_in_other)}};
@@ -162,16 +193,21 @@ std::string render_json(const Loaded& base, const std::vector<Compared>& all,
                                          {"new", w.other_value},
                                          {"message", w.message}});
         for (const auto& cell : c.comparison.cells) {
+            const auto& e = cell.effect;
             json interval = nullptr;
-            if (cell.interval)
-                interval = {{"low", cell.interval->low}, {"high", cell.interval->high}};
-            entry["cells"].push_back({{"lock", cell.lock},
-                                      {"threads", cell.threads},
-                                      {"base", report::spread_json(cell.base)},
-                                      {"new", report::spread_json(cell.other)},
-                                      {"ratio", cell.ratio},
-                                      {"interval", interval},
-                                      {"verdict", analysis::verdict_name(cell.verdict)}});
+            if (e.interval) interval = {{"low", e.interval->low}, {"high", e.interval->high}};
+            entry["cells"].push_back(
+                {{"lock", cell.lock},
+                 {"threads", cell.threads},
+                 {"base", report::spread_json(cell.base)},
+                 {"new", report::spread_json(cell.other)},
+                 {"ratio", e.ratio},
+                 {"interval", interval},
+                 {"verdict", analysis::verdict_name(e.verdict)},
+                 {"verdict_line", analysis::verdict_line(e, c.comparison.caveat)},
+                 {"limit", e.limit.empty() ? json() : json(e.limit)},
+                 {"trials_to_settle", e.trials_to_settle ? json(*e.trials_to_settle) : json()},
+                 {"outliers", {{"base", e.base_outliers}, {"new", e.other_outliers}}}});
         }
         doc["comparisons"].push_back(std::move(entry));
     }
@@ -181,25 +217,27 @@ std::string render_json(const Loaded& base, const std::vector<Compared>& all,
 std::string render_csv(const std::vector<Compared>& all) {
     std::string out =
         "new_file,lock,threads,base_median,base_min,base_max,base_trials,new_median,new_min,"
-        "new_max,new_trials,ratio,interval_low,interval_high,verdict\n";
+        "new_max,new_trials,ratio,interval_low,interval_high,verdict,trials_to_settle,caveat\n";
     for (const auto& c : all) {
         const std::string file = report::csv_field(c.other->file);
         for (const auto& cell : c.comparison.cells)
             out += fmt::format(
-                "{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{},{:.6f},{},{},{}\n", file,
-                report::csv_field(cell.lock), cell.threads, cell.base.median, cell.base.min,
+                "{},{},{},{:.6g},{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{},{:.6f},{},{},{},{},{}\n",
+                file, report::csv_field(cell.lock), cell.threads, cell.base.median, cell.base.min,
                 cell.base.max, cell.base.values.size(), cell.other.median, cell.other.min,
-                cell.other.max, cell.other.values.size(), cell.ratio,
-                cell.interval ? fmt::format("{:.6f}", cell.interval->low) : "",
-                cell.interval ? fmt::format("{:.6f}", cell.interval->high) : "",
-                analysis::verdict_name(cell.verdict));
+                cell.other.max, cell.other.values.size(), cell.effect.ratio,
+                cell.effect.interval ? fmt::format("{:.6f}", cell.effect.interval->low) : "",
+                cell.effect.interval ? fmt::format("{:.6f}", cell.effect.interval->high) : "",
+                analysis::verdict_name(cell.effect.verdict),
+                cell.effect.trials_to_settle ? std::to_string(*cell.effect.trials_to_settle) : "",
+                report::csv_field(c.comparison.caveat));
         // Mismatched cells stay in the data, so a script sees them too.
         for (const auto& m : c.comparison.only_in_base)
-            out += fmt::format("{},{},{},,,,,,,,,,,,only in base\n", file,
+            out += fmt::format("{},{},{},,,,,,,,,,,,only in base,,\n", file,
                                report::csv_field(m.lock), m.threads);
         for (const auto& m : c.comparison.only_in_other)
-            out += fmt::format("{},{},{},,,,,,,,,,,,only in new\n", file, report::csv_field(m.lock),
-                               m.threads);
+            out += fmt::format("{},{},{},,,,,,,,,,,,only in new,,\n", file,
+                               report::csv_field(m.lock), m.threads);
     }
     return out;
 }
@@ -215,11 +253,9 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
          "table, markdown (for a mailing list or issue), json or csv")
         ("output,o", po::value<std::string>(), "write to this file instead of standard output")
         ("confidence", po::value<std::string>()->default_value("0.95"),
-         "confidence of the bootstrap interval, between 0.5 and 0.999")
-        ("resamples", po::value<std::string>()->default_value("10000"),
-         "bootstrap resamples per cell (100 to 1000000)")
-        ("seed", po::value<std::string>()->default_value("1"),
-         "bootstrap seed: the same files and seed always give the same intervals");
+         "family-wise confidence of the intervals (Bonferroni over the cells), 0.5 to 0.999")
+        ("equivalence", po::value<std::string>()->default_value("2%"),
+         "equivalence band: ratios within 1 +- this are equivalent (2%, 5%, 0.05)");
     // clang-format on
     po::options_description operands;
     operands.add_options()("files", po::value<std::vector<std::string>>());
@@ -231,9 +267,12 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
             << "Usage: lockprof compare BASE.json NEW.json [NEW2.json ...] [options]\n\n"
                "Compares the throughput of result files (--output) cell by cell (lock,\n"
                "threads) with BASE: each run's median acquires/s and spread over trials,\n"
-               "the ratio NEW/BASE, its bootstrap confidence interval and a verdict\n"
-               "(faster, slower, within noise; no noise estimate with one trial). Warns\n"
-               "above the table when builds, CPUs or workloads differ. See docs/reports.md.\n\n"
+               "the ratio NEW/BASE (geometric means), its confidence interval and a verdict:\n"
+               "faster or slower (interval outside the --equivalence band), equivalent\n"
+               "(inside it) or inconclusive (with the trials that would likely settle it);\n"
+               "fewer than 3 trials per side give no interval. Warns above the table when\n"
+               "builds, CPUs or workloads differ, and a verdict from builds or machines that\n"
+               "differ says it is not like-for-like. See docs/reports.md.\n\n"
             << o;
         return 0;
     }
@@ -247,7 +286,7 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
     if (format != "table" && format != "markdown" && format != "json" && format != "csv")
         throw UsageError(fmt::format(
             "compare: --format '{}' is not a format; use table, markdown, json or csv", format));
-    analysis::CompareOptions options;
+    analysis::VerdictOptions options;
     const std::string confidence = vm["confidence"].as<std::string>();
     try {
         std::size_t used = 0;
@@ -258,11 +297,7 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
     }
     if (!(options.confidence >= 0.5 && options.confidence <= 0.999))
         throw UsageError("--confidence: must be between 0.5 and 0.999; try 0.95");
-    const auto resamples = parse_count(vm["resamples"].as<std::string>(), "resamples");
-    if (resamples < 100 || resamples > 1'000'000)
-        throw UsageError("--resamples: must be between 100 and 1000000; try 10000");
-    options.resamples = static_cast<unsigned>(resamples);
-    options.seed = parse_count(vm["seed"].as<std::string>(), "seed");
+    options.equivalence = analysis::parse_equivalence(vm["equivalence"].as<std::string>());
     if (vm.count("output")) check_output(vm["output"].as<std::string>(), "output");
 
     // Read everything first: a bad file fails before any output.
@@ -274,8 +309,8 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
             {&loaded[i], analysis::compare_runs(loaded[0].run, loaded[i].run, options)});
 
     std::string text;
-    if (format == "table") text = render_text(loaded[0], compared, options);
-    if (format == "markdown") text = render_markdown(loaded[0], compared, options);
+    if (format == "table") text = render_text(loaded[0], compared);
+    if (format == "markdown") text = render_markdown(loaded[0], compared);
     if (format == "json") text = render_json(loaded[0], compared, options);
     if (format == "csv") {
         text = render_csv(compared);

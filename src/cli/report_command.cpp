@@ -32,6 +32,8 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
         ("threads", po::value<unsigned>(),
          "thread count whose hot instructions are listed (default: the largest sampled)")
         ("title", po::value<std::string>()->default_value("lockprof report"), "report heading")
+        ("equivalence", po::value<std::string>()->default_value("2%"),
+         "equivalence band of the `vs first` verdicts and the explanation (2%, 5%, 0.05)")
         ("objdump", po::value<std::string>(),
          "objdump to disassemble sampled code with (default: objdump, or "
          "aarch64-linux-gnu-objdump for aarch64 binaries)");
@@ -67,10 +69,12 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
                 annotate.objdump));
     }
 
+    analysis::VerdictOptions verdict;
+    verdict.equivalence = analysis::parse_equivalence(vm["equivalence"].as<std::string>());
     const std::string file = vm["file"].as<std::string>();
     workload::RunResult run = report::read_result(file);
     use_binary_copies(vm, run);
-    const auto summaries = analysis::summarize(run);
+    const auto summaries = analysis::summarize(run, verdict);
     if (vm.count("plot")) {
         auto spec = report::scalability_plot(run, summaries);
         spec.standalone = true;

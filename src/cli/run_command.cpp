@@ -77,7 +77,11 @@ po::options_description workload_options() {
          "run each cell this long, unrecorded, before the trials (e.g. 200ms)")
         ("trials", po::value<std::string>()->default_value("3"),
          "repetitions of each cell; figures are medians with the trials' spread, and "
-         "comparisons say `within noise` when the trials' ranges overlap")
+         "comparisons with the first lock get a 95% interval and a verdict (3 or more; "
+         "5 or more for useful intervals)")
+        ("equivalence", po::value<std::string>()->default_value("2%"),
+         "equivalence band of the verdicts: a ratio whose interval lies within 1 +- this is "
+         "`equivalent` (2%, 5%, 0.05)")
         ("seed", po::value<std::string>()->default_value("1"), "seed for randomised work")
         ("latency", po::bool_switch(),
          "record each acquire's latency with the tick counter (p50, p99, p99.9, max)")
@@ -306,6 +310,8 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
 
     // Plan: the spec, the outputs checked before anything runs, what each extension adds.
     const workload::RunSpec spec = spec_from(vm);
+    analysis::VerdictOptions verdict;
+    verdict.equivalence = analysis::parse_equivalence(vm["equivalence"].as<std::string>());
     for (const char* option : {"output", "csv"})
         if (vm.count(option)) check_output(vm[option].as<std::string>(), option);
     workload::RunResult run;
@@ -330,7 +336,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
         run.notes.push_back(std::string("STALLED: ") + e.what());
         interrupts::writing_outputs();
         for (const auto& extension : extensions) extension->finish(run);
-        write_outputs(vm, run, analysis::summarize(run), extensions);
+        write_outputs(vm, run, analysis::summarize(run, verdict), extensions);
         std::fflush(stdout);
         fmt::print(stderr, "lockprof: {}\n", e.what());
         std::fflush(stderr);
@@ -342,7 +348,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
 
     // Results, analysis, outputs.
     for (const auto& extension : extensions) extension->finish(run);
-    write_outputs(vm, run, analysis::summarize(run), extensions);
+    write_outputs(vm, run, analysis::summarize(run, verdict), extensions);
     if (interrupts::exit_code() != 0) return interrupted_exit(run);
     return 0;
 }

@@ -120,8 +120,11 @@ class SamplingExtension : public RunExtension {
         bool events = false;
         for (const auto& s : summaries) events |= !s.events.empty();
         if (explain_.value_or(sample_ || events)) {
+            analysis::ExplainThresholds thresholds;
+            thresholds.verdict = analysis::verdict_options(summaries);
             const auto diagnoses = analysis::explain(
-                analysis::gather_evidence(run, summaries, attribution ? &*attribution : nullptr));
+                analysis::gather_evidence(run, summaries, attribution ? &*attribution : nullptr),
+                thresholds);
             const std::string text = analysis::render_explanation(diagnoses);
             if (!text.empty()) out << "\n" << text;
         }

@@ -109,6 +109,11 @@ std::string provenance_block(const workload::RunResult& run,
     out += provenance_row("VM hint", p.vm_hint.empty() ? "none detected" : p.vm_hint,
                           !p.vm_hint.empty());
     out += provenance_row("kernel", p.kernel);
+    out += provenance_row(
+        "CPU frequency",
+        fmt::format("governor {}, boost {}",
+                    p.cpufreq_governor.empty() ? "unknown (no cpufreq)" : p.cpufreq_governor,
+                    p.cpu_boost.empty() ? "unknown" : p.cpu_boost));
     out += provenance_row("perf_event_paranoid", p.perf_event_paranoid == -99
                                                      ? "unreadable"
                                                      : std::to_string(p.perf_event_paranoid));
@@ -153,15 +158,10 @@ std::vector<std::string> counted_events(const std::vector<analysis::CellSummary>
     return events;
 }
 
-// "baseline", or throughput relative to the first lock, marked when within noise or from one
-// trial.
+// "baseline", or throughput relative to the first lock with its verdict (analysis/verdict.hpp).
 std::string versus_first(const analysis::CellSummary& s) {
     if (!s.comparison) return "baseline";
-    return s.comparison->single_trial
-               ? fmt::format("{:.2f}x (1 trial)", s.comparison->throughput_ratio)
-           : s.comparison->within_noise
-               ? fmt::format("{:.2f}x (noise)", s.comparison->throughput_ratio)
-               : fmt::format("{:.2f}x", s.comparison->throughput_ratio);
+    return analysis::effect_text(s.comparison->effect);
 }
 
 // One cell's row of the results table.
@@ -219,6 +219,11 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
     for (const auto& s : summaries)
         if (s.cell) out += results_row(s, locks, columns, events);
     out += "</tbody></table></div>\n";
+    if (const auto notes = analysis::verdict_notes(summaries); !notes.empty()) {
+        out += "<ul class=\"muted verdict-notes\">\n";
+        for (const auto& note : notes) out += "<li>" + escape_html(note) + "</li>\n";
+        out += "</ul>\n";
+    }
     if (columns.sleeps)
         out +=
             "<p class=\"muted\">sleeps/acq: times a waiter gave up its CPU (pg-slock's "
@@ -386,7 +391,7 @@ std::string explanation_section(const Report& report) {
                            escape_html(d.other), escape_html(d.baseline), d.threads,
                            d.threads == 1 ? "" : "s");
         if (d.findings.empty())
-            out += "<p class=\"muted\">inconclusive: no difference beyond noise.</p>\n";
+            out += "<p class=\"muted\">no findings for this pair.</p>\n";
         else {
             out += "<ol class=\"findings\">\n";
             for (const auto& f : d.findings)

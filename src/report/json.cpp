@@ -32,7 +32,9 @@ json provenance_json(const workload::Provenance& p) {
             {"compiler", p.compiler},
             {"compiler_flags", p.compiler_flags},
             {"build_type", p.build_type},
-            {"assertions", p.assertions}};
+            {"assertions", p.assertions},
+            {"cpufreq_governor", p.cpufreq_governor},
+            {"cpu_boost", p.cpu_boost}};
 }
 
 namespace {
@@ -164,11 +166,18 @@ json summary_json(const analysis::CellSummary& s) {
     json derived = json::object();
     for (const auto& d : s.derived) derived[d.name] = spread_json(d.value);
     if (!s.derived.empty()) j["derived"] = derived;
-    if (s.comparison)
-        j["comparison"] = {{"baseline", s.comparison->baseline},
-                           {"throughput_ratio", s.comparison->throughput_ratio},
-                           {"within_noise", s.comparison->within_noise},
-                           {"single_trial", s.comparison->single_trial}};
+    if (s.comparison) {
+        const auto& e = s.comparison->effect;
+        j["comparison"] = {
+            {"baseline", s.comparison->baseline},
+            {"throughput_ratio", e.ratio},
+            {"verdict", analysis::verdict_name(e.verdict)},
+            {"interval",
+             e.interval ? json{{"low", e.interval->low}, {"high", e.interval->high}} : json()},
+            {"level", e.level},
+            {"family", e.family},
+            {"equivalence", e.equivalence}};
+    }
     return j;
 }
 

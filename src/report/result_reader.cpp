@@ -203,6 +203,9 @@ workload::Provenance provenance_from_json(const Node& p) {
     pv.compiler_flags = p["compiler_flags"].string();
     pv.build_type = p["build_type"].string();
     pv.assertions = p["assertions"].boolean();
+    // Added after schema version 1 was first written: optional, "" (unknown) when absent.
+    if (p.has("cpufreq_governor")) pv.cpufreq_governor = p["cpufreq_governor"].string();
+    if (p.has("cpu_boost")) pv.cpu_boost = p["cpu_boost"].string();
     return pv;
 }
 

@@ -255,13 +255,8 @@ std::vector<std::string> table_row(const analysis::CellSummary& s, const TableLa
     }
     if (!s.comparison)
         row.push_back("baseline");
-    else if (s.comparison->single_trial)
-        row.push_back(
-            fmt::format("{:.2f}x (1 trial: noise unknown)", s.comparison->throughput_ratio));
-    else if (s.comparison->within_noise)
-        row.push_back(fmt::format("{:.2f}x within noise", s.comparison->throughput_ratio));
     else
-        row.push_back(fmt::format("{:.2f}x", s.comparison->throughput_ratio));
+        row.push_back(analysis::effect_text(s.comparison->effect));
     if (!s.cell->complete) row.back() += " [incomplete]";
     if (s.cell->overlaps || s.cell->lost_updates) row.back() += " [EXCLUSION FAILED]";
     return row;
@@ -301,6 +296,7 @@ std::string render_table(const workload::RunResult& run,
         out +=
             "all-run: share of the trial window in which every thread was running the loop "
             "(median over trials).\n";
+    for (const auto& line : analysis::verdict_notes(summaries)) out += line + "\n";
     for (const auto& note : cell_notes(summaries, run.provenance.logical_cpus))
         out += "note: " + note + "\n";
     for (const auto& note : run.notes) out += "note: " + note + "\n";
@@ -327,9 +323,10 @@ std::string render_csv(const workload::RunResult& run,
         "wall_ns_per_acquire,cpu_ns_per_acquire,ticks_per_acquire,rmw_per_acquire,"
         "spins_per_acquire,jain_index,min_max_ratio,coefficient_of_variation,"
         "latency_p50_ns,latency_p99_ns,latency_p99_9_ns,latency_max_ns,"
-        "baseline,throughput_ratio,within_noise,"
+        "baseline,throughput_ratio,verdict,"
         // Added after the columns above, whose positions scripts may rely on.
-        "overlaps,critical_work_ns,parallel_work_ns,sleeps_per_acquire,full_concurrency";
+        "overlaps,critical_work_ns,parallel_work_ns,sleeps_per_acquire,full_concurrency,"
+        "interval_low,interval_high";
     for (const auto& e : events)
         out += ",event_" + e + "_per_acquire,event_" + e + "_running_fraction";
     const auto derived = derived_columns(summaries);
@@ -350,14 +347,19 @@ std::string render_csv(const workload::RunResult& run,
         else
             out += ",,,,";
         if (s.comparison)
-            out += fmt::format(
-                ",{},{},{}", csv_field(s.comparison->baseline), s.comparison->throughput_ratio,
-                s.comparison->single_trial ? "" : (s.comparison->within_noise ? "1" : "0"));
+            out += fmt::format(",{},{},{}", csv_field(s.comparison->baseline),
+                               s.comparison->effect.ratio,
+                               analysis::verdict_name(s.comparison->effect.verdict));
         else
             out += ",,,";
         out += fmt::format(",{},{},{},{},{}", c.overlaps, s.critical_work_ns.median,
                            s.parallel_work_ns.median, s.sleeps_per_acquire.median,
                            s.full_concurrency.median);
+        if (s.comparison && s.comparison->effect.interval)
+            out += fmt::format(",{},{}", s.comparison->effect.interval->low,
+                               s.comparison->effect.interval->high);
+        else
+            out += ",,";
         for (const auto& name : events) {
             auto it = std::find_if(s.events.begin(), s.events.end(),
                                    [&](const auto& e) { return e.event == name; });

@@ -84,6 +84,19 @@ std::string detect_virtualisation(const std::filesystem::path& root) {
     return "";
 }
 
+CpuFrequency read_cpu_frequency(const std::filesystem::path& root) {
+    CpuFrequency f;
+    const std::filesystem::path cpu = root / "sys/devices/system/cpu";
+    f.governor = read_first_line(cpu / "cpu0/cpufreq/scaling_governor");
+    const std::string boost = read_first_line(cpu / "cpufreq/boost");
+    const std::string no_turbo = read_first_line(cpu / "intel_pstate/no_turbo");
+    if (boost == "1" || boost == "0")
+        f.boost = boost == "1" ? "on" : "off";
+    else if (no_turbo == "1" || no_turbo == "0")
+        f.boost = no_turbo == "1" ? "off" : "on";
+    return f;
+}
+
 Provenance collect_provenance(const std::vector<std::string>& argv,
                               const std::filesystem::path& root) {
     Provenance p;
@@ -128,6 +141,9 @@ Provenance collect_provenance(const std::vector<std::string>& argv,
         p.perf_event_paranoid = -99;
     }
     p.vm_hint = detect_virtualisation(root);
+    const CpuFrequency frequency = read_cpu_frequency(root);
+    p.cpufreq_governor = frequency.governor;
+    p.cpu_boost = frequency.boost;
     p.compiler = LOCKPROF_COMPILER;
     p.compiler_flags = LOCKPROF_COMPILER_FLAGS;
     p.build_type = LOCKPROF_BUILD_TYPE;

@@ -43,9 +43,9 @@ TEST(CliArguments, EveryCommandRefusesAnAbbreviatedOption) {
 TEST(CliArguments, AnAbbreviationSuggestsTheOptionItStarts) {
     const auto run = run_lockprof({"--thr", "1"});
     EXPECT_NE(run.err.find("(did you mean '--threads'?)"), std::string::npos) << run.err;
-    const auto compare = run_lockprof({"compare", "--resampl", "100", "a.json", "b.json"});
-    EXPECT_NE(compare.err.find("compare: unknown option '--resampl' (did you mean "
-                               "'--resamples'?); see `lockprof compare --help`"),
+    const auto compare = run_lockprof({"compare", "--equiv", "5%", "a.json", "b.json"});
+    EXPECT_NE(compare.err.find("compare: unknown option '--equiv' (did you mean "
+                               "'--equivalence'?); see `lockprof compare --help`"),
               std::string::npos)
         << compare.err;
 }

@@ -91,7 +91,7 @@ struct Files {
             write("base.json",
                   result({cell("tas", 1, {100e6, 101e6, 99e6}), cell("cas", 1, {50e6, 51e6, 49e6}),
                           cell("tas", 2, {80e6, 90e6, 70e6}), cell("cas", 2, {40e6, 41e6, 39e6})}));
-        // tas/1 faster, cas/1 slower, tas/2 within noise, cas/2 missing, mcs/2 new.
+        // tas/1 faster, cas/1 slower, tas/2 inconclusive, cas/2 missing, mcs/2 new.
         fast =
             write("new.json",
                   result({cell("tas", 1, {120e6, 121e6, 119e6}), cell("cas", 1, {40e6, 41e6, 39e6}),
@@ -127,10 +127,14 @@ TEST(CompareCli, VerdictsMismatchedCellsAndTheStatedTest) {
     EXPECT_NE(row(r.out, "tas", "1").find("1.200"), std::string::npos) << r.out;
     EXPECT_NE(row(r.out, "cas", "1").find("slower"), std::string::npos) << r.out;
     EXPECT_NE(row(r.out, "cas", "1").find("0.800"), std::string::npos) << r.out;
-    EXPECT_NE(row(r.out, "tas", "2").find("within noise"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "tas", "2").find("inconclusive"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("noise"), std::string::npos) << "never 'within noise'";
+    EXPECT_NE(r.out.find("tas/2t: inconclusive; about "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("98.3333% interval"), std::string::npos) << "Bonferroni over 3 cells";
     EXPECT_NE(r.out.find("only in base: cas/2t"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("only in new:  mcs/2t"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("percentile bootstrap"), std::string::npos);
+    EXPECT_NE(r.out.find("Welch t interval on log acquires/s"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Bonferroni: 95% over 3 comparisons"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("warning:"), std::string::npos) << "same provenance: no warnings";
     // Deterministic: the same files give byte-identical output.
     EXPECT_EQ(run_lockprof({"compare", f.base, f.fast}).out, r.out);
@@ -145,13 +149,48 @@ TEST(CompareCli, WarnsAboveTheTableWhenOneBuildHasAssertions) {
     EXPECT_LT(warning, r.out.find("verdict")) << "warnings come above the table";
     EXPECT_NE(r.out.find("warning: build_type differs"), std::string::npos);
     EXPECT_NE(row(r.out, "tas", "1").find("faster"), std::string::npos) << "refuses nothing";
+    // ... but the verdict itself says the comparison is not like-for-like.
+    EXPECT_NE(row(r.out, "tas", "1")
+                  .find("faster, but the builds differ (assertions on in new only, build type "
+                        "RelWithDebInfo vs Debug): not a like-for-like comparison"),
+              std::string::npos)
+        << r.out;
 }
 
-TEST(CompareCli, OneTrialSaysNoNoiseEstimate) {
+TEST(CompareCli, TheEquivalenceBandIsAnOption) {
+    Files f;
+    // tas/1 is 20% faster: still faster with a 5% band.
+    auto r = run_lockprof({"compare", f.base, f.fast, "--equivalence", "5%"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(row(r.out, "tas", "1").find("faster"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("±5% equivalence band"), std::string::npos) << r.out;
+    // 3% faster with a tight spread: faster outside a 2% band, equivalent inside a 5% one,
+    // inconclusive when the interval reaches across the edge of a 3% one.
+    const auto base = f.write("same.json", result({cell("tas", 1, {100e6, 100.1e6, 99.9e6})}));
+    const auto near = f.write("near.json", result({cell("tas", 1, {103e6, 103.1e6, 102.9e6})}));
+    const auto verdict = [&](const char* band) {
+        return row(run_lockprof({"compare", base, near, "--equivalence", band}).out, "tas", "1");
+    };
+    EXPECT_NE(verdict("2%").find("faster"), std::string::npos) << verdict("2%");
+    EXPECT_NE(verdict("5%").find("equivalent"), std::string::npos) << verdict("5%");
+    EXPECT_NE(verdict("0.03").find("inconclusive"), std::string::npos) << verdict("0.03");
+    r = run_lockprof({"compare", f.base, f.fast, "--equivalence", "5"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("write 5% or a fraction like 0.05"), std::string::npos) << r.err;
+}
+
+TEST(CompareCli, OneTrialIsAStatedLimitNotAnInterval) {
     Files f;
     auto r = run_lockprof({"compare", f.single_a, f.single_b});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(row(r.out, "tas", "1").find("no noise estimate"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "tas", "1").find("too few trials (1 per side)"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("tas/1t: 1 trial per side: too few for an interval (at least 3 per "
+                         "side); run --trials 5 or more"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("[0.000, 1.000]"), std::string::npos) << r.out;
 }
 
 TEST(CompareCli, EveryFormat) {
@@ -161,6 +200,10 @@ TEST(CompareCli, EveryFormat) {
     EXPECT_NE(md.out.find("| lock | threads | base acquires/s |"), std::string::npos);
     EXPECT_NE(md.out.find("| tas | 1 | "), std::string::npos);
     EXPECT_NE(md.out.find("**faster**"), std::string::npos);
+    EXPECT_NE(md.out.find("faster, but the builds differ (assertions on in new only"),
+              std::string::npos)
+        << "not bold when not like-for-like: " << md.out;
+    EXPECT_NE(md.out.find("- tas/2t: inconclusive; about "), std::string::npos) << md.out;
     EXPECT_NE(md.out.find("> **Warning:** assertions are ON"), std::string::npos);
     EXPECT_NE(md.out.find("Only in new: mcs/2t"), std::string::npos);
     EXPECT_EQ(md.out.find("### lockprof compare:"), 0u);
@@ -170,12 +213,18 @@ TEST(CompareCli, EveryFormat) {
     ASSERT_EQ(js.exit_code, 0) << js.err;
     const auto doc = json::parse(js.out);
     EXPECT_EQ(doc["schema"], "lockprof.compare");
-    EXPECT_EQ(doc["test"]["resamples"], 10000);
+    EXPECT_EQ(doc["schema_version"], 2);
+    EXPECT_EQ(doc["test"]["interval"], "Welch t interval on log acquires/s");
+    EXPECT_DOUBLE_EQ(doc["test"]["equivalence"].get<double>(), 0.02);
     const auto& c = doc["comparisons"][0];
     EXPECT_EQ(c["cells"][0]["lock"], "tas");
     EXPECT_EQ(c["cells"][0]["verdict"], "faster");
     EXPECT_EQ(c["cells"][1]["verdict"], "slower");
-    EXPECT_EQ(c["cells"][2]["verdict"], "within noise");
+    EXPECT_EQ(c["cells"][2]["verdict"], "inconclusive");
+    EXPECT_TRUE(c["cells"][2]["trials_to_settle"].is_number()) << c["cells"][2];
+    EXPECT_EQ(c["family"], 3);
+    EXPECT_EQ(c["caveat"], "");
+    EXPECT_EQ(c["cells"][0]["verdict_line"], "faster");
     EXPECT_GT(c["cells"][0]["interval"]["low"].get<double>(), 1.0);
     EXPECT_EQ(c["cells"][0]["base"]["trials"].size(), 3u);
     EXPECT_EQ(c["only_in_base"][0]["lock"], "cas");
@@ -183,11 +232,12 @@ TEST(CompareCli, EveryFormat) {
 
     auto csv = run_lockprof({"compare", f.base, f.assert_build, "--format=csv"});
     ASSERT_EQ(csv.exit_code, 0) << csv.err;
-    EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
-              "new_file,lock,threads,base_median,base_min,base_max,base_trials,new_median,new_min,"
-              "new_max,new_trials,ratio,interval_low,interval_high,verdict");
+    EXPECT_EQ(
+        csv.out.substr(0, csv.out.find('\n')),
+        "new_file,lock,threads,base_median,base_min,base_max,base_trials,new_median,new_min,"
+        "new_max,new_trials,ratio,interval_low,interval_high,verdict,trials_to_settle,caveat");
     EXPECT_NE(csv.out.find(",tas,1,1e+08,9.9e+07,1.01e+08,3,3e+08,"), std::string::npos) << csv.out;
-    EXPECT_NE(csv.out.find(",cas,1,,,,,,,,,,,,only in base"), std::string::npos) << csv.out;
+    EXPECT_NE(csv.out.find(",cas,1,,,,,,,,,,,,only in base,,"), std::string::npos) << csv.out;
     EXPECT_NE(csv.err.find("warning:"), std::string::npos) << "CSV warnings go to stderr";
     EXPECT_NE(csv.err.find("assertions are ON"), std::string::npos);
 

@@ -41,6 +41,15 @@ TEST(CliRun, TableHasOneSectionPerThreadCountAndOneRowPerLock) {
     EXPECT_NE(r.out.find("  ttas "), std::string::npos);
     EXPECT_NE(r.out.find("  cas "), std::string::npos);
     EXPECT_TRUE(r.err.empty()) << "no progress output when stderr is not a terminal: " << r.err;
+    // Two trials: the comparisons state their limit instead of a verdict or an interval.
+    EXPECT_NE(r.out.find("x, too few trials (2 per side)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ttas vs tas at 1 thread: 2 trials per side: too few for an interval "
+                         "(at least 3 per side); run --trials 5 or more"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("vs first: verdicts: ratio of geometric means"), std::string::npos);
+    EXPECT_NE(r.out.find("(Bonferroni: 95% over 4 comparisons)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("within noise"), std::string::npos) << r.out;
 }
 
 TEST(CliRun, JsonAndCsvCarryResultsAndProvenance) {
@@ -160,6 +169,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"--duration=5parsecs"}, "unknown unit"},
         BadInput{{"--duration=0"}, "must be longer than 0"},
         BadInput{{"--acquires=-3"}, "--acquires"}, BadInput{{"--trials=0"}, "at least 1"},
+        BadInput{{"--equivalence=50%"}, "--equivalence: '50%' is out of range"},
+        BadInput{{"--equivalence=2"}, "write 2% or a fraction like 0.02"},
         BadInput{{"--delay=sleepy"}, "unknown policy 'sleepy'"},
         BadInput{{"--data=elsewhere"},
                  "--data: unknown placement 'elsewhere'; choose same-line or separate"},

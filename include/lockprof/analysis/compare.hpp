@@ -1,13 +1,13 @@
 // "Head vs patch": compares the throughput of two runs cell by cell (lock, threads) and says
-// whether each difference is real, with a stated test, and which provenance differences make
+// whether each difference is real, with a stated method, and which provenance differences make
 // the comparison itself doubtful (the 2020 thread's assert-enabled build).
 //
-// The test (docs/reports.md): the ratio of median acquires/s over trials, NEW / BASE, with a
-// seeded percentile bootstrap confidence interval. Each resample draws BASE's and NEW's trials
-// with replacement (as many as each has) and takes the ratio of the two medians; the interval
-// is the (1-c)/2 and (1+c)/2 quantiles of `resamples` such ratios. Verdict: faster when the
-// whole interval is above 1, slower when below 1, within noise otherwise. Fewer than two
-// trials in either run: no noise estimate, no verdict.
+// Every cell goes through the one engine (verdict.hpp): ratio of geometric means NEW / BASE of
+// acquires/s over trials, Welch t interval on the logs, Bonferroni over the cells of one
+// comparison, verdict against the equivalence band. Differences in build type, assertions,
+// lockprof version, kernel, pinning, CPU frequency governor or boost, or VM status become the
+// comparison's `caveat`, which every verdict line carries: such a comparison is not
+// like-for-like, whatever the interval says.
 #pragma once
 
 #include <cstdint>
@@ -16,31 +16,17 @@
 #include <vector>
 
 #include "lockprof/analysis/stats.hpp"
+#include "lockprof/analysis/verdict.hpp"
 #include "lockprof/workload/results.hpp"
 
 namespace lockprof::analysis {
 
-struct CompareOptions {
-    double confidence = 0.95;
-    unsigned resamples = 10000;
-    std::uint64_t seed = 1;  // the same inputs and seed always give the same interval
-};
-
-enum class Verdict { faster, slower, within_noise, no_noise_estimate };
-const char* verdict_name(Verdict verdict);  // "faster", "slower", "within noise", ...
-
-struct ConfidenceInterval {
-    double low = 0, high = 0;
-};
-
 struct CellComparison {
     std::string lock;
     unsigned threads = 0;
-    Spread base;                                 // acquires/s per trial
-    Spread other;                                // acquires/s per trial
-    double ratio = 0;                            // median(other) / median(base)
-    std::optional<ConfidenceInterval> interval;  // absent with fewer than 2 trials in a run
-    Verdict verdict = Verdict::no_noise_estimate;
+    Spread base;    // acquires/s per trial
+    Spread other;   // acquires/s per trial
+    Effect effect;  // other vs base
 };
 
 // A provenance or workload difference that can make a throughput difference meaningless.
@@ -58,6 +44,11 @@ struct MissingCell {
 
 struct RunComparison {
     std::vector<ProvenanceWarning> warnings;
+    // What makes the runs not like-for-like, "" when nothing does: "the builds differ
+    // (assertions on in base only); the kernels differ". Every verdict line carries it.
+    std::string caveat;
+    VerdictOptions options;
+    std::size_t family = 0;             // cells compared, the Bonferroni family
     std::vector<CellComparison> cells;  // in BASE's cell order
     std::vector<MissingCell> only_in_base;
     std::vector<MissingCell> only_in_other;
@@ -68,13 +59,15 @@ struct RunComparison {
 std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& base,
                                                    const workload::RunResult& other);
 
-// The bootstrap interval of median(other)/median(base); nullopt when either has fewer than two
-// values or a zero median.
-std::optional<ConfidenceInterval> bootstrap_ratio_interval(const std::vector<double>& base,
-                                                           const std::vector<double>& other,
-                                                           const CompareOptions& options);
+// The differences that make two runs not like-for-like, as one phrase ("" when none): build
+// type, assertions (also on in both), lockprof version, kernel, pinning, CPU frequency governor
+// or boost, VM status.
+std::string like_for_like_caveat(const workload::RunResult& base, const workload::RunResult& other);
+
+// "faster", or "faster, but not like-for-like: the builds differ (assertions on in new only)".
+std::string verdict_line(const Effect& effect, const std::string& caveat);
 
 RunComparison compare_runs(const workload::RunResult& base, const workload::RunResult& other,
-                           const CompareOptions& options = {});
+                           const VerdictOptions& options = {});
 
 }  // namespace lockprof::analysis

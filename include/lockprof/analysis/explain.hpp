@@ -15,6 +15,7 @@
 
 #include "lockprof/analysis/stats.hpp"
 #include "lockprof/analysis/summary.hpp"
+#include "lockprof/analysis/verdict.hpp"
 #include "lockprof/common/number_format.hpp"
 #include "lockprof/symbols/mnemonics.hpp"
 
@@ -54,13 +55,16 @@ struct ExplainThresholds {
     double min_rmw = 1.5;             // and the larger is at least this (retries happen)
     double exclusive_fail_ratio = 2.0;
     double cpu_use_ratio = 0.8;  // one lock's threads ran on at most this share of the other's CPUs
+    // The throughput verdict's confidence and equivalence band (verdict.hpp), the same the
+    // run table uses; the pairs of one explain() call are one Bonferroni family.
+    VerdictOptions verdict;
 };
 
 struct Finding {
     std::string rule;  // which rule said it
     std::string text;  // the claim, with its numbers
-    // Whether it tells the pair apart. Numbers within noise, from one trial or counted 0 for
-    // both are quoted but explain nothing.
+    // Whether it tells the pair apart. Numbers that are equivalent, inconclusive, from too few
+    // trials or counted 0 for both are quoted but explain nothing.
     bool explains = true;
 };
 
@@ -69,7 +73,7 @@ struct PairDiagnosis {
     std::string other;
     unsigned threads = 0;
     std::vector<Finding> findings;
-    bool inconclusive = false;  // nothing beyond noise could be said
+    bool inconclusive = false;  // the throughput verdict is not settled and nothing explains
 };
 
 // Evidence from a run's summaries (throughput, rmw, spins, events); sampling evidence is added

@@ -1,4 +1,5 @@
-// Statistics over trials and threads: medians with spread, fairness indices, noise checks.
+// Statistics over trials and threads: medians with spread, fairness indices. Verdicts (is a
+// difference real?) come from the one engine in verdict.hpp, not from these.
 #pragma once
 
 #include <optional>
@@ -18,9 +19,10 @@ struct Spread {
 
 Spread summarize(std::vector<double> values);
 
-// Whether two summaries' trial ranges [min, max] overlap: a difference between them cannot be
-// told from trial-to-trial noise. With a single trial each, nothing can be said: true only if
-// the values are equal, and the caller should mention that one trial gives no noise estimate.
+// Whether two summaries' trial ranges [min, max] overlap. Not a verdict: an overlap proves no
+// sameness. The explanation uses it only as a gate (the rmw and cpu_use rules) and where a trial
+// counted 0 leaves no ratio for verdict.hpp. With a single trial each: true only if the values are
+// equal.
 bool ranges_overlap(const Spread& a, const Spread& b);
 
 double median(std::vector<double> values);

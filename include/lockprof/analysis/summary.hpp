@@ -8,6 +8,7 @@
 
 #include "lockprof/analysis/derived_events.hpp"
 #include "lockprof/analysis/stats.hpp"
+#include "lockprof/analysis/verdict.hpp"
 #include "lockprof/workload/results.hpp"
 
 namespace lockprof::analysis {
@@ -25,11 +26,11 @@ struct EventSummary {
     bool counted = false;         // false: never ran on a counter ("not counted", not zero)
 };
 
+// The throughput of a cell against the first lock at its thread count, through the one engine
+// (verdict.hpp): effect.ratio is the ratio of geometric means of acquires/s over trials.
 struct Comparison {
-    std::string baseline;         // lock it is compared with (first lock at this thread count)
-    double throughput_ratio = 0;  // median acquires/s of this lock / of the baseline
-    bool within_noise = false;    // trial ranges overlap
-    bool single_trial = false;    // no noise estimate possible
+    std::string baseline;  // lock it is compared with (first lock at this thread count)
+    Effect effect;         // this lock vs the baseline, one of the run's family of comparisons
 };
 
 struct CellSummary {
@@ -64,7 +65,23 @@ struct CellSummary {
     std::optional<Comparison> comparison;  // absent for the baseline itself
 };
 
-std::vector<CellSummary> summarize(const workload::RunResult& run);
+// Every cell's summary; the comparisons with the first lock are judged together (Bonferroni
+// over all of them) against `options`' equivalence band.
+std::vector<CellSummary> summarize(const workload::RunResult& run,
+                                   const VerdictOptions& options = {});
+
+// How many `vs first` comparisons a run's summaries make: the Bonferroni family of the table
+// and the explanation.
+std::size_t comparison_count(const std::vector<CellSummary>& summaries);
+
+// The options the summaries' comparisons were judged with (the defaults when they make none),
+// so the explanation judges its pairs exactly as the table did.
+VerdictOptions verdict_options(const std::vector<CellSummary>& summaries);
+
+// The lines under a table of `vs first` verdicts: the method (level, correction, band), then
+// each cell that is inconclusive (with what would settle it), has too few trials or flagged
+// outliers. Empty when nothing was compared.
+std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries);
 
 // Scales a counter reading for multiplexing; nullopt when it never ran.
 std::optional<double> scaled_value(const profiling::CounterReading& reading);

@@ -30,7 +30,21 @@ struct Provenance {
     std::string compiler_flags;
     std::string build_type;
     bool assertions = false;
+    // CPU frequency scaling (sysfs cpufreq, as lockhammer's check reads it): cpu0's
+    // scaling_governor ("performance", "powersave"...) and whether boost/turbo is on ("on",
+    // "off"); "" where the kernel exposes no cpufreq (many VMs) or the file is unreadable.
+    std::string cpufreq_governor;
+    std::string cpu_boost;
 };
+
+// The frequency governor and boost state read under `root` ("/" normally): the governor from
+// sys/devices/system/cpu/cpu0/cpufreq/scaling_governor, boost from
+// sys/devices/system/cpu/cpufreq/boost (acpi-cpufreq, 1 = on) or
+// sys/devices/system/cpu/intel_pstate/no_turbo (1 = off).
+struct CpuFrequency {
+    std::string governor, boost;
+};
+CpuFrequency read_cpu_frequency(const std::filesystem::path& root = "/");
 
 // Whether the CPU that ran had LSE atomics (ARMv8.1); nullopt off aarch64, where the question
 // does not apply.

@@ -45,17 +45,43 @@ TEST(Summary, PerAcquireFiguresAndComparison) {
     EXPECT_DOUBLE_EQ(s[0].jain.median, 1);
     EXPECT_FALSE(s[0].comparison.has_value());  // the baseline
     ASSERT_TRUE(s[1].comparison.has_value());
-    EXPECT_DOUBLE_EQ(s[1].comparison->throughput_ratio, 2.0);
-    EXPECT_FALSE(s[1].comparison->within_noise);
-    EXPECT_TRUE(s[2].comparison->within_noise);  // ranges overlap
+    const auto& faster = s[1].comparison->effect;
+    EXPECT_NEAR(faster.ratio, 2.0, 0.01);  // ratio of geometric means
+    EXPECT_EQ(faster.verdict, analysis::Verdict::faster);
+    EXPECT_EQ(faster.family, 2u) << "both comparisons of the run, corrected together";
+    // ttas: 10% spread over 3 trials, ratio near 1: inconclusive, not "within noise".
+    EXPECT_EQ(s[2].comparison->effect.verdict, analysis::Verdict::inconclusive);
+    const auto notes = analysis::verdict_notes(s);
+    ASSERT_EQ(notes.size(), 2u);
+    EXPECT_EQ(notes[0].rfind("vs first: verdicts: ratio of geometric means", 0), 0u) << notes[0];
+    EXPECT_EQ(notes[1].rfind("ttas vs tas at 2 threads: inconclusive, interval [", 0), 0u)
+        << notes[1];
+    EXPECT_NE(notes[1].find("trials per side would likely settle it"), std::string::npos)
+        << notes[1];
 }
 
-TEST(Summary, SingleTrialHasNoNoiseEstimate) {
+TEST(Summary, TheEquivalenceBandComesFromTheOptions) {
+    workload::RunResult run;
+    run.cells = {cell("tas", 1, {1000, 1001, 999, 1000}), cell("cas", 1, {1030, 1031, 1029, 1030})};
+    EXPECT_EQ(analysis::summarize(run)[1].comparison->effect.verdict, analysis::Verdict::faster);
+    analysis::VerdictOptions wide;
+    wide.equivalence = 0.05;
+    const auto s = analysis::summarize(run, wide);
+    EXPECT_EQ(s[1].comparison->effect.verdict, analysis::Verdict::equivalent);
+    EXPECT_DOUBLE_EQ(analysis::verdict_options(s).equivalence, 0.05);
+}
+
+TEST(Summary, OneTrialIsAStatedLimit) {
     workload::RunResult run;
     run.cells = {cell("tas", 1, {1000}), cell("cas", 1, {1000})};
     const auto s = analysis::summarize(run);
-    EXPECT_TRUE(s[1].comparison->single_trial);
-    EXPECT_FALSE(s[1].comparison->within_noise);
+    EXPECT_EQ(s[1].comparison->effect.verdict, analysis::Verdict::too_few_trials);
+    EXPECT_FALSE(s[1].comparison->effect.interval);
+    const auto notes = analysis::verdict_notes(s);
+    ASSERT_EQ(notes.size(), 2u);
+    EXPECT_EQ(notes[1],
+              "cas vs tas at 1 thread: 1 trial per side: too few for an interval (at least 3 "
+              "per side); run --trials 5 or more");
 }
 
 TEST(Summary, EventsAreScaledAndNeverRunIsNotCounted) {

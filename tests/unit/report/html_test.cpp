@@ -109,6 +109,20 @@ TEST(HtmlReport, HasEverySectionPlotAndTable) {
     EXPECT_NE(html.find("@media print"), std::string::npos);
 }
 
+// The results table's `vs first` comes from the one engine, with the method under the table.
+TEST(HtmlReport, VersusFirstCarriesTheVerdictAndTheMethod) {
+    const auto run = synthetic_run(false);
+    const auto summaries = analysis::summarize(run);
+    const auto html = render_html_report(run, summaries, ReportExtras{});
+    EXPECT_NE(html.find("<td>0.75x slower</td>"), std::string::npos) << "cas is 25% slower";
+    EXPECT_NE(html.find("<ul class=\"muted verdict-notes\">"), std::string::npos);
+    EXPECT_NE(html.find("(Bonferroni: 95% over 3 comparisons)"), std::string::npos);
+    EXPECT_EQ(html.find("noise"), std::string::npos) << "never 'within noise'";
+    EXPECT_NE(html.find("<dt>CPU frequency</dt><dd>governor unknown (no cpufreq), boost "
+                        "unknown</dd>"),
+              std::string::npos);
+}
+
 TEST(HtmlReport, IsSelfContained) {
     const auto run = synthetic_run(false);
     const auto summaries = analysis::summarize(run);

@@ -186,6 +186,8 @@ workload::RunResult every_field_set() {
     p.compiler = "GNU 12";
     p.compiler_flags = "-O2";
     p.build_type = "RelWithDebInfo";
+    p.cpufreq_governor = "performance";
+    p.cpu_boost = "off";
     auto& s = run.spec;
     s.locks = {"tas", "cas@lse"};
     s.threads = {1, 4};
@@ -275,6 +277,13 @@ TEST(ResultJson, EveryFieldSurvivesARoundTrip) {
     EXPECT_EQ(back.spec.pin.cpus, (std::vector<int>{2, 5}));
     ASSERT_EQ(back.cells.at(0).trials.at(0).threads.at(1).samples.size(), 1u);
     EXPECT_EQ(back.cells[0].trials[0].threads[1].samples[0].pid, 98u);
+    EXPECT_EQ(back.provenance.cpufreq_governor, "performance");
+    EXPECT_EQ(back.provenance.cpu_boost, "off");
+    // Files written before the frequency fields existed read as "unknown".
+    auto old = doc;
+    old["provenance"].erase("cpufreq_governor");
+    old["provenance"].erase("cpu_boost");
+    EXPECT_EQ(report::result_from_json(old).provenance.cpu_boost, "");
     // Every pin mode by name.
     for (auto mode : {workload::PinMode::none, workload::PinMode::compact,
                       workload::PinMode::scatter, workload::PinMode::list}) {

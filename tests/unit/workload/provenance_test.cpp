@@ -1,6 +1,6 @@
 // Virtualisation detection from file trees built in a temporary folder: x86 guests (hypervisor
 // flag), arm64 guests on QEMU's virt board (devicetree, no cpuinfo flag), UEFI guests known by
-// DMI, Xen, containers, and bare metal.
+// DMI, Xen, containers, and bare metal; the cpufreq governor and boost.
 #include "lockprof/workload/provenance.hpp"
 
 #include <gtest/gtest.h>
@@ -164,4 +164,27 @@ TEST(Provenance, LseLabelOnlyOnAarch64) {
     p.lse = true;  // never set off aarch64, but it would not count
     EXPECT_EQ(lockprof::workload::lse_atomics(p), std::nullopt);
     EXPECT_EQ(lockprof::workload::lse_label(p), "");
+}
+
+// The CPU frequency governor and boost, as lockhammer's cpufreq check reads them: acpi-cpufreq's
+// cpufreq/boost (1 = on), intel_pstate's no_turbo (1 = boost off), nothing in most VMs.
+TEST(Provenance, CpuFrequencyGovernorAndBoostFromSysfs) {
+    using lockprof::workload::read_cpu_frequency;
+    FakeRoot acpi;
+    acpi.write("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance\n")
+        .write("sys/devices/system/cpu/cpufreq/boost", "1\n");
+    EXPECT_EQ(read_cpu_frequency(acpi.root).governor, "performance");
+    EXPECT_EQ(read_cpu_frequency(acpi.root).boost, "on");
+    FakeRoot pstate;
+    pstate.write("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "powersave\n")
+        .write("sys/devices/system/cpu/intel_pstate/no_turbo", "1\n");
+    EXPECT_EQ(read_cpu_frequency(pstate.root).governor, "powersave");
+    EXPECT_EQ(read_cpu_frequency(pstate.root).boost, "off");
+    FakeRoot vm;
+    vm.write("proc/cpuinfo", kX86Flags + " hypervisor\n");
+    EXPECT_EQ(read_cpu_frequency(vm.root).governor, "");
+    EXPECT_EQ(read_cpu_frequency(vm.root).boost, "") << "unknown, not off";
+    const auto p = lockprof::workload::collect_provenance({"lockprof"}, acpi.root);
+    EXPECT_EQ(p.cpufreq_governor, "performance");
+    EXPECT_EQ(p.cpu_boost, "on");
 }
