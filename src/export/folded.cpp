@@ -37,10 +37,13 @@ std::string sanitize_frame(std::string_view frame) {
             out += static_cast<char>(c);
         ++i;
     }
-    // The folded reader ends a stack at its last non-blank byte, so a leaf frame ending in a
-    // blank would not read back as written: frame names never end in one.
+    // The folded reader ends a stack at its last non-blank byte and refuses a line that starts
+    // with one (an indented line is not folded text), so a frame ending or starting in a blank
+    // would not read back as written: frame names never do.
     while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out.empty() ? "[unknown]" : out;
+    const auto first = out.find_first_not_of(' ');
+    if (first == std::string::npos) return "[unknown]";
+    return out.substr(first);
 }
 
 void FoldedStacks::add(const std::vector<std::string>& frames_root_first, std::uint64_t weight) {

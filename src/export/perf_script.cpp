@@ -183,7 +183,8 @@ bool is_kernel(const Frame& f) {
 // invalid UTF-8 rewritten, so every folded line is one the folded reader takes back. Names that
 // are plain printable ASCII without ';' (nearly all) are appended as they are.
 void append_clean(std::string& out, string_view s) {
-    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);  // "sym +0x10": "sym"
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);   // "sym +0x10": "sym"
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);  // as sanitize_frame()
     const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
         const auto c = static_cast<unsigned char>(ch);
         return c >= 0x20 && c < 0x7f && c != ';';

@@ -22,7 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         analysis::Attribution attribution;
         attribution.cells = analysis::annotate(run, resolver, options);
         fuzz::check(attribution.cells.size() == run.cells.size(), "one annotation per cell");
-        const auto stacks = analysis::folded_stacks(run, attribution, size % 2 == 0);
+        const sampling::Leaf leaves[] = {sampling::Leaf::function, sampling::Leaf::phase,
+                                         sampling::Leaf::instruction};
+        const auto stacks = analysis::folded_stacks(run, attribution, leaves[size % 3]);
         std::uint64_t sum = 0;
         for (const auto& [stack, weight] : stacks.stacks())
             fuzz::check(!__builtin_add_overflow(sum, weight, &sum),

@@ -81,6 +81,17 @@ TEST(FoldedStacks, FrameNamesNeverEndInABlank) {
     EXPECT_EQ(parse_folded(in, "in.folded", {.strict = true}, report).stacks(), s.stacks());
 }
 
+// Nor begin in one: a line starting with a blank is refused by the reader (an indented line is
+// not folded text), so a root frame " x" (a perf script command name) must not write one.
+TEST(FoldedStacks, FrameNamesNeverBeginInABlank) {
+    FoldedStacks s;
+    s.add({" sh", "\tf"}, 1);
+    EXPECT_EQ(to_folded_text(s), "sh;f 1\n");
+    std::istringstream in(to_folded_text(s));
+    ParseReport report;
+    EXPECT_EQ(parse_folded(in, "in.folded", {.strict = true}, report).stacks(), s.stacks());
+}
+
 TEST(FoldedStacks, MergePrefixesRootFrame) {
     FoldedStacks cell, sweep;
     cell.add_line("main;lock", 2);
