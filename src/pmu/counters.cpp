@@ -237,7 +237,10 @@ CountingPlan plan_counting(const CountingOptions& options) {
     for (const auto& group : groups) {
         std::vector<OpenFailure> failures;
         { const ThreadCounters trial = ThreadCounters::open(plan.events, {group}, failures); }
-        if (failures.empty() || group.size() == 1) {
+        // Out of descriptors is no reason to split a group: single events need as many. The
+        // workers then fail to open it too, and the run says so once, naming the limit.
+        const int error = failures.empty() ? 0 : failures.front().error;
+        if (failures.empty() || group.size() == 1 || error == EMFILE || error == ENFILE) {
             accepted.push_back(group);
             continue;
         }
@@ -286,8 +289,11 @@ std::vector<std::string> CounterInstrumentation::run_failures() const {
     std::lock_guard lock(mutex_);
     std::vector<std::string> lines;
     for (const auto& [error, events] : failures_) {
+        // In the order they were asked for, not the order the first failing thread met them.
+        std::vector<std::size_t> sorted(events.begin(), events.end());
+        std::sort(sorted.begin(), sorted.end());
         std::vector<std::string> names;
-        for (auto index : events) names.push_back(plan_.events[index].requested);
+        for (auto index : sorted) names.push_back(plan_.events[index].requested);
         lines.push_back(explain_open_error(error, join(names)) +
                         " (on some worker threads; those threads show it as not counted)");
     }

@@ -90,11 +90,11 @@ class PerfSampler : public Sampler {
         }
         std::string problem;
         auto ring = map_ring_buffer(fd, problem);
-        if (!problem.empty()) add_note("sampling: " + problem);
         if (!ring) {
-            add_note("sampling: a worker thread could not be sampled");
+            add_note("sampling: a worker thread could not be sampled: " + problem);
             return nullptr;
         }
+        if (!problem.empty()) add_note("sampling: " + problem);
         {
             std::lock_guard guard(registry_mutex_);
             rings_.insert(ring);

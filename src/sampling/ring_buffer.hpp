@@ -176,10 +176,19 @@ inline std::shared_ptr<RingBuffer> map_ring_buffer(int fd, std::string& problem)
                 ring->data_size / 1024, kRingDataPages * page_size() / 1024);
         return ring;
     }
-    problem = fmt::format(
-        "mmap of a sampling ring buffer failed ({}); raise `ulimit -l` or "
-        "/proc/sys/kernel/perf_event_mlock_kb",
-        std::strerror(errno));
+    // One line for the whole failure: why (the limit, when EPERM says it is spent) and what
+    // to do. It replaces a shrink message, which would only repeat the cause.
+    const int err = errno;
+    problem = err == EPERM || err == ENOMEM
+                  ? fmt::format(
+                        "no ring buffer could be mapped, not even {} KiB ({}): the "
+                        "locked-memory limit is spent; raise `ulimit -l` or "
+                        "/proc/sys/kernel/perf_event_mlock_kb, or sample fewer threads",
+                        2 * page_size() / 1024, std::strerror(err))
+                  : fmt::format(
+                        "mmap of a sampling ring buffer failed ({}); raise `ulimit -l` "
+                        "or /proc/sys/kernel/perf_event_mlock_kb",
+                        std::strerror(err));
     return nullptr;  // ring's destructor closes fd
 }
 
