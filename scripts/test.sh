@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what is missing, builds, runs every
-# test through CTest, then the unit tests under ASan+UBSan and TSan, then the fuzz targets for a
+# test through CTest, then the unit, CLI and fault-battery tests under ASan+UBSan and the unit
+# tests under TSan, then the fuzz targets for a
 # bounded time (clang, libFuzzer; scripts/test-fuzz.sh), then the aarch64 stage (cross build,
 # qemu-user; scripts/test-aarch64.sh), then the emulated arm64 system stage (a real kernel PMU
 # driver under qemu-system-aarch64; scripts/test-arm-system.sh).
@@ -33,16 +34,28 @@ ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
   for sanitizer in address,undefined thread; do
     dir="$root/build-san-${sanitizer%%,*}"
-    echo "== unit tests under -fsanitize=$sanitizer =="
+    # Under ASan+UBSan the binary itself too: the CLI tests and the fault battery run it, so
+    # every command's own code (parsing, write-out, interrupts) is checked, not only the units.
+    # TSan checks the threaded units (trials, samplers); a TSan lockprof would mostly re-run them.
+    targets=(lockprof_unit_tests)
+    labels=unit
+    if [[ $sanitizer == address,undefined ]]; then
+      targets+=(lockprof lockprof_cli_tests lockprof_fault_battery_tests)
+      labels="unit|cli"
+    fi
+    echo "== tests under -fsanitize=$sanitizer (labels $labels) =="
     # -O1 keeps the instrumented build and its tests quick; -g because the symbol tests read
     # source lines and inline chains from DWARF.
     cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g $CXXFLAGS" \
       -DLOCKPROF_SANITIZE="$sanitizer" >/dev/null
-    ninja -C "$dir" lockprof_unit_tests | grep -v '^\[' || true
+    ninja -C "$dir" "${targets[@]}" | grep -v '^\[' || true
     runner=()
     # TSan needs the address space layout it expects; ASLR-heavy kernels break it.
     if [[ $sanitizer == thread ]] && command -v setarch >/dev/null; then runner=(setarch "$(uname -m)" -R); fi
-    "${runner[@]}" ctest --test-dir "$dir" -L unit --output-on-failure -j "$jobs"
+    "${runner[@]}" ctest --test-dir "$dir" -L "$labels" --output-on-failure -j "$jobs"
+    if [[ $sanitizer == address,undefined ]]; then
+      ctest --test-dir "$dir" -R '^FaultBattery\.' --output-on-failure -j "$jobs"
+    fi
   done
 fi
 

@@ -98,6 +98,10 @@ bool perf_refused_otherwise(const CliResult& r, const std::string& expected) {
 }
 
 TEST(ResourceLimits, TooFewDescriptorsForThreadsTimesEventsDegradesWithOneLine) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "under the sanitizers a process out of descriptors gets false reports: "
+                    "UBSan's vptr check tests memory with a pipe(), which then fails";
+#endif
     TempDir dir;
     const auto r = run_limited(
         "", "ulimit -n 64",
@@ -122,6 +126,10 @@ TEST(ResourceLimits, TooFewDescriptorsForThreadsTimesEventsDegradesWithOneLine) 
 }
 
 TEST(ResourceLimits, TooFewDescriptorsForSamplersDegradesWithOneNote) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "under the sanitizers a process out of descriptors gets false reports: "
+                    "UBSan's vptr check tests memory with a pipe(), which then fails";
+#endif
     TempDir dir;
     const auto r = run_limited(
         "", "ulimit -n 64",
