@@ -41,7 +41,7 @@ done
 section "cross build (RelWithDebInfo) in ${build#"$root"/}"
 cmake -G Ninja -S "$root" -B "$build" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64.cmake" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C "$build" -j "$jobs" lockprof lockprof_unit_tests lockprof_aarch64_tests lockprof_cli_tests | grep -v '^\[' || true
+ninja -C "$build" -j "$jobs" lockprof lockprof_unit_tests lockprof_aarch64_tests lockprof_cli_tests | { grep -v '^\[' || true; }
 [[ -x "$build/lockprof" ]] || fail "the cross build produced no lockprof"
 
 # Guest binaries run under qemu-user; its execve runs host binaries (objdump, sh) natively.

@@ -49,7 +49,7 @@ if [[ ! -x $build/lockprof || ! -x $build/tests/lockprof_cli_tests ]]; then
     cmake -G Ninja -S "$root" -B "$build" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchain-aarch64.cmake" \
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
-ninja -C "$build" lockprof lockprof_unit_tests lockprof_cli_tests | grep -v '^\[' || true
+ninja -C "$build" lockprof lockprof_unit_tests lockprof_cli_tests | { grep -v '^\[' || true; }
 
 # Debian's arm64 packages for the guest, fetched as files (never installed on this host:
 # busybox-static:arm64 would replace the host's /bin/busybox, and the arm64 binutils clash

@@ -28,7 +28,7 @@ env -u CXXFLAGS cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -D
   ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} \
   >/dev/null
 echo "== fuzz targets: build =="
-ninja -C "$build" fuzz_targets | grep -v '^\[' || true
+ninja -C "$build" fuzz_targets | { grep -v '^\[' || true; }
 
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then

@@ -27,7 +27,7 @@ export CXXFLAGS="${CXXFLAGS:-} -fno-var-tracking-assignments"
 export LOCKPROF_UNITY_BUILD=1
 
 echo "== build (RelWithDebInfo) =="
-"$root/scripts/build.sh" "$root/build" | grep -v '^\[' || true
+"$root/scripts/build.sh" "$root/build" | { grep -v '^\[' || true; }
 echo "== tests =="
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 
@@ -48,7 +48,7 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     # source lines and inline chains from DWARF.
     cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g $CXXFLAGS" \
       -DLOCKPROF_SANITIZE="$sanitizer" >/dev/null
-    ninja -C "$dir" "${targets[@]}" | grep -v '^\[' || true
+    ninja -C "$dir" "${targets[@]}" | { grep -v '^\[' || true; }
     runner=()
     # TSan needs the address space layout it expects; ASLR-heavy kernels break it.
     if [[ $sanitizer == thread ]] && command -v setarch >/dev/null; then runner=(setarch "$(uname -m)" -R); fi

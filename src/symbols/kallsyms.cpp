@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "symbols/perf_rules.hpp"
+
 namespace lockprof::symbols {
 namespace {
 
@@ -13,12 +15,6 @@ struct Parsed {
     std::size_t order = 0;
     std::size_t name_length = 0;  // perf compares the name with its "\t[module]" tail
 };
-
-std::size_t leading_underscores(std::string_view name) {
-    std::size_t n = 0;
-    while (n < name.size() && name[n] == '_') ++n;
-    return n;
-}
 
 int binding(char type) {  // 0 local, 1 global, 2 weak (perf's kallsyms2elf_binding)
     if (type == 'W' || type == 'w') return 2;
@@ -32,7 +28,8 @@ bool better(const Parsed& a, const Parsed& b) {
     if (wa != wb) return wb;
     const int ga = binding(a.type) == 1, gb = binding(b.type) == 1;
     if (ga != gb) return ga;
-    const auto ua = leading_underscores(a.symbol.name), ub = leading_underscores(b.symbol.name);
+    const auto ua = perf_rules::leading_underscores(a.symbol.name),
+               ub = perf_rules::leading_underscores(b.symbol.name);
     if (ua != ub) return ua < ub;
     if (a.name_length != b.name_length) return a.name_length > b.name_length;
     return a.order < b.order;

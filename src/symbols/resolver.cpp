@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "lockprof/common/error.hpp"
+#include "symbols/perf_rules.hpp"
 
 namespace lockprof::symbols {
 
@@ -433,7 +434,10 @@ std::pair<std::string, int> line_of(Dwfl_Module* module, std::uint64_t address) 
 
 }  // namespace
 
-namespace {
+// Named, not anonymous: SymbolResolver::Impl holds Aliases, and a member of an anonymous
+// namespace's type in a class with linkage is what GCC warns of (-Wsubobject-linkage) in the
+// unity batches.
+namespace resolver_detail {
 
 // A function symbol as perf keeps it, for choosing among aliases (several names at one address).
 struct Alias {
@@ -442,12 +446,6 @@ struct Alias {
     std::uint64_t size = 0;
 };
 
-std::size_t leading_underscores(std::string_view name) {
-    std::size_t n = 0;
-    while (n < name.size() && name[n] == '_') ++n;
-    return n;
-}
-
 // perf's choose_best_symbol (tools/perf/util/symbol.c): true when `b` replaces `a`.
 bool perf_prefers(const Alias& a, const Alias& b) {
     if ((a.size == 0) != (b.size == 0)) return a.size == 0;
@@ -455,12 +453,16 @@ bool perf_prefers(const Alias& a, const Alias& b) {
     if (wa != wb) return wa;
     const bool ga = a.binding == STB_GLOBAL, gb = b.binding == STB_GLOBAL;
     if (ga != gb) return gb;
-    const auto ua = leading_underscores(a.name), ub = leading_underscores(b.name);
+    const auto ua = perf_rules::leading_underscores(a.name),
+               ub = perf_rules::leading_underscores(b.name);
     if (ua != ub) return ub < ua;
     return b.name.size() > a.name.size();
 }
 
-}  // namespace
+}  // namespace resolver_detail
+
+using resolver_detail::Alias;
+using resolver_detail::perf_prefers;
 
 struct SymbolResolver::Impl {
     // Per module, its function symbols by address in symbol-table order, built on the first
