@@ -134,6 +134,13 @@ inline bool signal_pending(pid_t pid, int signal) {
     return (std::stoull(mask, nullptr, 16) >> (signal - 1)) & 1;
 }
 
+// Whether `pid` has a handler installed for `signal` (SigCgt in /proc/PID/status).
+inline bool signal_caught(pid_t pid, int signal) {
+    const std::string mask = proc_status_field(pid, "SigCgt");
+    if (mask.empty()) return false;
+    return (std::stoull(mask, nullptr, 16) >> (signal - 1)) & 1;
+}
+
 // Waits (polling) until `done` holds or the child has ended; returns whether `done` held.
 inline bool wait_for(Child& child, const std::function<bool()>& done,
                      std::chrono::seconds limit = std::chrono::seconds(60)) {

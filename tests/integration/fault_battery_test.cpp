@@ -276,6 +276,13 @@ Injected inject(Child& child, const Plan& plan, const fs::path& folder) {
         if (!wait_for(child, [&] { return slurp(wchan).find("pipe_write") != std::string::npos; }))
             return r;
     } else {
+        // The time counts from when lockprof holds SIGINT and SIGTERM: before main() installs
+        // its handlers a signal ends a process that has done nothing and written nothing, as
+        // for any program (CI once sent one at 0 ms, before the dynamic loader had finished).
+        if (!wait_for(child, [&] {
+                return signal_caught(child.pid, SIGINT) && signal_caught(child.pid, SIGTERM);
+            }))
+            return r;
         const auto at = Clock::now() + std::chrono::milliseconds(plan.at_ms);
         while (Clock::now() < at && !ended(child))
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
