@@ -5,8 +5,10 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace lockprof::outputs {
 namespace {
@@ -26,10 +28,20 @@ std::array<Slot, kSlots> g_slots;
 std::atomic<std::size_t> g_used{0};
 std::mutex g_mutex;  // registration only, never taken in a handler
 
+// Every string kept, reachable for the process's life (so LeakSanitizer does not call a
+// replaced temporary's name a leak) and never destroyed, not even at exit, when a signal may
+// still come. Only registration, under g_mutex, adds to it.
+std::vector<std::unique_ptr<char[]>>& kept() {
+    static auto* all = new std::vector<std::unique_ptr<char[]>>;
+    return *all;
+}
+
 const char* keep(const std::string& s) {
-    char* copy = new char[s.size() + 1];
-    std::memcpy(copy, s.c_str(), s.size() + 1);
-    return copy;
+    auto copy = std::make_unique<char[]>(s.size() + 1);
+    std::memcpy(copy.get(), s.c_str(), s.size() + 1);
+    const char* kept_copy = copy.get();
+    kept().push_back(std::move(copy));
+    return kept_copy;
 }
 
 // The slot of `target`, created (or a written one reused) when there is none. nullptr when

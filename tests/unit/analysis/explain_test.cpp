@@ -140,7 +140,8 @@ TEST(Explain, CpuUseRuleSaysWhichLockWaitedOffCpu) {
         << text;
     for (auto quiet : {spread({1.8, 1.9, 2.0}), spread({1.2, 1.6, 2.0}), spread({0, 0, 0})}) {
         pg.cpus_used = quiet;
-        for (const auto& f : explain({tas, pg})[0].findings) EXPECT_NE(f.rule, "cpu_use") << f.text;
+        const auto diagnoses = explain({tas, pg});
+        for (const auto& f : diagnoses[0].findings) EXPECT_NE(f.rule, "cpu_use") << f.text;
     }
 }
 
