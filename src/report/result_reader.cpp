@@ -20,19 +20,14 @@ using nlohmann::json;
 
 namespace {
 
-// A value of the document and where it sits. The path is built only when a value is refused;
-// a Node refers to its parent, so it lives no longer than the expression or the each() callback
-// that made it.
+// A value of the document and where it sits. Each Node holds its own path: a Node made from a
+// temporary one (j["trials"][0]) must not refer to it, since the temporary is gone by the time
+// a value is refused (TSan's stack layout turned such a reference into endless recursion).
 class Node {
   public:
     explicit Node(const json& value) : value_(value) {}
 
-    std::string path() const {
-        if (!parent_) return "";
-        const std::string above = parent_->path();
-        if (key_) return above.empty() ? std::string(key_) : above + "." + key_;
-        return fmt::format("{}[{}]", above, index_);
-    }
+    std::string path() const { return path_; }
     [[noreturn]] void fail(const std::string& reason) const {
         const std::string where = path();
         throw UsageError(
@@ -121,9 +116,10 @@ class Node {
 
   private:
     Node(const json& value, const Node* parent, const char* key)
-        : value_(value), parent_(parent), key_(key) {}
+        : value_(value),
+          path_(parent->path_.empty() ? std::string(key) : parent->path_ + "." + key) {}
     Node(const json& value, const Node* parent, std::size_t index)
-        : value_(value), parent_(parent), index_(index) {}
+        : value_(value), path_(fmt::format("{}[{}]", parent->path_, index)) {}
 
     // The value as it stands in the file, cut short.
     std::string shown() const {
@@ -133,9 +129,7 @@ class Node {
     }
 
     const json& value_;
-    const Node* parent_ = nullptr;
-    const char* key_ = nullptr;
-    std::size_t index_ = 0;
+    std::string path_;
 };
 
 std::vector<std::string> strings(const Node& n) {
