@@ -249,6 +249,27 @@ std::string render_annotation(const CellAnnotation& cell, const profiling::Sampl
                      {cell.functions.begin(), cell.functions.begin() + static_cast<long>(shown)});
 }
 
+// One listing row: percent (blank when unsampled), the loop marker (`|` acquire loop, `:` rest
+// of the inlined lock()), file address, instruction and the source line where it changes.
+namespace annotate_detail {
+
+std::string listing_row(const AnnotatedInstruction& ai) {
+    const char marker = ai.in_acquire_loop ? '|' : ai.in_lock ? ':' : ' ';
+    std::string line =
+        fmt::format("    {:>8}  {} {:>8x}  {}",
+                    ai.weight > 0 ? fmt::format("{:.2f}", ai.share * 100) : std::string(), marker,
+                    ai.instruction.address, ai.instruction.listing_text());
+    if (!ai.source.empty()) {
+        if (line.size() < 64) line.resize(64, ' ');
+        line += "  " + ai.source;
+    }
+    return line + "\n";
+}
+
+}  // namespace annotate_detail
+
+using annotate_detail::listing_row;
+
 std::string no_line_information_note(const HotFunction& f) {
     if (f.instructions.empty() || std::any_of(f.instructions.begin(), f.instructions.end(),
                                               [](const auto& i) { return !i.source.empty(); }))
@@ -285,16 +306,7 @@ std::string render_hottest_rows(std::span<const HotFunction> functions) {
             const bool hot = std::any_of(hottest.begin(), hottest.end(),
                                          [&](const auto& h) { return h.second == &ai; });
             if (!hot && !(ai.in_acquire_loop && loop <= kHottestLoop)) continue;
-            const char marker = ai.in_acquire_loop ? '|' : ai.in_lock ? ':' : ' ';
-            std::string line =
-                fmt::format("    {:>8}  {} {:>8x}  {}",
-                            ai.weight > 0 ? fmt::format("{:.2f}", ai.share * 100) : std::string(),
-                            marker, ai.instruction.address, ai.instruction.listing_text());
-            if (!ai.source.empty()) {
-                if (line.size() < 64) line.resize(64, ' ');
-                line += "  " + ai.source;
-            }
-            rows += line + "\n";
+            rows += listing_row(ai);
         }
         if (!rows.empty())
             out += fmt::format("    {}:\n", f.short_name) + no_line_information_note(f) + rows;
@@ -345,16 +357,7 @@ std::string render_function_listing(const HotFunction& f, std::string_view loop_
         if (gap) out += "                  ...\n";
         gap = false;
         const auto& ai = insns[i];
-        const char marker = ai.in_acquire_loop ? '|' : ai.in_lock ? ':' : ' ';
-        std::string line =
-            fmt::format("    {:>8}  {} {:>8x}  {}",
-                        ai.weight > 0 ? fmt::format("{:.2f}", ai.share * 100) : std::string(),
-                        marker, ai.instruction.address, ai.instruction.listing_text());
-        if (!ai.source.empty()) {
-            if (line.size() < 64) line.resize(64, ' ');
-            line += "  " + ai.source;
-        }
-        out += line + "\n";
+        out += listing_row(ai);
     }
     if (gap) out += "                  ...\n";
     return out;
