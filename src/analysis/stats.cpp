@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include <fmt/format.h>
+
 namespace lockprof::analysis {
 
 double median(std::vector<double> values) {
@@ -15,6 +17,11 @@ double median(std::vector<double> values) {
 
 double Spread::relative_spread() const {
     return (values.size() < 2 || median == 0) ? 0 : (max - min) / std::fabs(median);
+}
+
+std::string spread_text(const Spread& s, std::string_view single) {
+    if (s.values.size() < 2) return std::string(single);
+    return fmt::format("{:.1f}%", 100 * s.relative_spread());
 }
 
 Spread summarize(std::vector<double> values) {

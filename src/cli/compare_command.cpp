@@ -51,10 +51,6 @@ std::string percent(double fraction) {
     return fmt::format("{:.1f}%", fraction * 100);
 }
 
-std::string spread_text(const analysis::Spread& s) {
-    return s.values.size() < 2 ? "-" : percent(s.relative_spread());
-}
-
 std::string cell_list(const std::vector<analysis::MissingCell>& cells) {
     std::string out;
     for (const auto& c : cells)
@@ -63,8 +59,9 @@ std::string cell_list(const std::vector<analysis::MissingCell>& cells) {
 }
 
 std::string test_statement(const analysis::RunComparison& c) {
-    return analysis::method_text(c.options, c.family) +
-           "; spread = (max - min) / median; outliers (Tukey fences) are flagged and kept";
+    return analysis::method_text(c.options, c.family) + "; " +
+           std::string(analysis::kSpreadDefinition) +
+           "; outliers (Tukey fences) are flagged and kept";
 }
 
 // Under a comparison's table: what stays open per cell (inconclusive cells and what would
@@ -104,8 +101,9 @@ std::string render_text(const Loaded& base, const std::vector<Compared>& all) {
                           A::left, A::left});
         for (const auto& cell : c.comparison.cells)
             table.add_row({cell.lock, std::to_string(cell.threads), report::si(cell.base.median),
-                           spread_text(cell.base), report::si(cell.other.median),
-                           spread_text(cell.other), fmt::format("{:.3f}", cell.effect.ratio),
+                           analysis::spread_text(cell.base), report::si(cell.other.median),
+                           analysis::spread_text(cell.other),
+                           fmt::format("{:.3f}", cell.effect.ratio),
                            analysis::interval_text(cell.effect),
                            analysis::verdict_line(cell.effect, c.comparison.caveat)});
         out += table.render();
@@ -141,9 +139,10 @@ std::string render_markdown(const Loaded& base, const std::vector<Compared>& all
                 decided && c.comparison.caveat.empty() ? "**" + verdict + "**" : verdict;
             if (!c.comparison.caveat.empty()) shown += ", but " + c.comparison.caveat;
             out += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3f} | {} | {} |\n", cell.lock,
-                               cell.threads, report::si(cell.base.median), spread_text(cell.base),
-                               report::si(cell.other.median), spread_text(cell.other),
-                               cell.effect.ratio, analysis::interval_text(cell.effect), shown);
+                               cell.threads, report::si(cell.base.median),
+                               analysis::spread_text(cell.base), report::si(cell.other.median),
+                               analysis::spread_text(cell.other), cell.effect.ratio,
+                               analysis::interval_text(cell.effect), shown);
         }
         out += "\n";
         if (const auto notes = cell_notes(c.comparison); !notes.empty()) {

@@ -179,8 +179,7 @@ std::string results_row(const analysis::CellSummary& s, const std::vector<std::s
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td>{}<td{}>{}</td>{}",
         format_si(s.acquires_per_second.median), format_si(s.acquires_per_second.min),
-        format_si(s.acquires_per_second.max),
-        s.trials > 1 ? fmt::format("{:.1f}%", s.acquires_per_second.relative_spread() * 100) : "-",
+        format_si(s.acquires_per_second.max), analysis::spread_text(s.acquires_per_second),
         escape_html(versus_first(s)), format_table_number(s.cpu_ns_per_acquire.median),
         format_table_number(s.rmw_per_acquire.median),
         format_table_number(s.spins_per_acquire.median),
@@ -209,7 +208,8 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
     std::string out =
         "<div class=\"scroll\"><table "
         "id=\"results-table\">\n<thead><tr><th>lock</th><th>threads</th><th>delay</th>"
-        "<th>acquires/s</th><th>min</th><th>max</th><th>spread</th><th>vs first</th>"
+        "<th>acquires/s</th><th>min</th><th>max</th><th title=\"(max - min) / median of the "
+        "trials\">spread</th><th>vs first</th>"
         "<th>CPU ns/acq</th><th>rmw/acq</th><th>spins/acq</th>";
     if (columns.sleeps) out += "<th>sleeps/acq</th>";
     out += "<th>Jain</th>";

@@ -211,9 +211,7 @@ std::vector<std::string> table_row(const analysis::CellSummary& s, const TableLa
         return row;
     }
     row.push_back(si(s.acquires_per_second.median));
-    row.push_back(s.trials > 1
-                      ? fmt::format("±{:.1f}%", 50 * s.acquires_per_second.relative_spread())
-                      : "1 trial");
+    row.push_back(analysis::spread_text(s.acquires_per_second, "1 trial"));
     row.push_back(number(s.wall_ns_per_acquire.median));
     row.push_back(number(s.cpu_ns_per_acquire.median));
     row.push_back(number(s.ticks_per_acquire.median));
@@ -283,8 +281,9 @@ std::string render_table(const workload::RunResult& run,
         out += fmt::format("\n{} thread{}\n", threads, threads == 1 ? "" : "s");
         out += tables[threads].render("  ");
     }
+    out += fmt::format("\nacquires/s: median over trials ({}); ns/acq: wall time / ",
+                       analysis::kSpreadDefinition);
     out +=
-        "\nacquires/s: median over trials (spread: half the min-max range); ns/acq: wall time / "
         "acquires;\ncpu ns/acq: CPU time of all threads / acquires; ticks/acq: the tick "
         "counter (x86 TSC, aarch64\ngeneric timer; not core cycles) over the window / acquires; "
         "rmw/acq: atomic "

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace lockprof::analysis {
@@ -18,6 +20,12 @@ struct Spread {
 };
 
 Spread summarize(std::vector<double> values);
+
+// The one "spread" every output shows (the terminal table, the HTML report, compare): the
+// trials' full range relative to their median, (max - min) / median, as a percentage, "12.3%";
+// `single` where fewer than two trials leave no range. kSpreadDefinition says so in a legend.
+inline constexpr std::string_view kSpreadDefinition = "spread: (max - min) / median of the trials";
+std::string spread_text(const Spread& s, std::string_view single = "-");
 
 // Whether two summaries' trial ranges [min, max] overlap. Not a verdict: an overlap proves no
 // sameness. The explanation uses it only as a gate (the rmw and cpu_use rules) and where a trial

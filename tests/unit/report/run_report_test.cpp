@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/analysis/summary.hpp"
+#include "lockprof/report/html_report.hpp"
 
 using namespace lockprof;
 
@@ -139,4 +140,28 @@ TEST(RunReport, CpuUseNotesOversubscriptionAndOffCpuWaiting) {
     EXPECT_NE(table.find("note: ttas with 4 threads on 2 online CPUs"), std::string::npos);
     EXPECT_EQ(table.find("note: tas with"), std::string::npos) << table;
     EXPECT_NE(table.find("ticks/acq: the tick counter"), std::string::npos) << "legend";
+}
+
+// "spread" is one figure everywhere: (max - min) / median of the trials' acquires/s, the same
+// in the terminal table, its legend and the HTML report (compare prints analysis::spread_text
+// too). Before, the terminal showed half the range (±15.0% here) and the HTML the full range.
+TEST(RunReport, SpreadIsTheFullRangeOverTheMedianInTableAndReport) {
+    workload::RunResult run;
+    run.spec.trials = 3;
+    run.calibration.ticks_per_ns = 1;
+    auto c = cell("tas", 1);
+    c.trials.resize(3, c.trials[0]);
+    c.trials[0].threads[0].acquires = 900;   // 900, 1000, 1200 acquires/s
+    c.trials[2].threads[0].acquires = 1200;  // (1200 - 900) / 1000 = 30%
+    run.cells.push_back(c);
+    const auto summaries = analysis::summarize(run);
+    EXPECT_EQ(analysis::spread_text(summaries.at(0).acquires_per_second), "30.0%");
+    const auto table = report::render_table(run, summaries);
+    EXPECT_NE(table.find(" 30.0% "), std::string::npos) << table;
+    EXPECT_EQ(table.find("±"), std::string::npos) << table;
+    EXPECT_NE(table.find(std::string(analysis::kSpreadDefinition)), std::string::npos) << table;
+    const auto html = report::render_html_report(run, summaries, report::ReportExtras{});
+    EXPECT_NE(html.find("<td>30.0%</td>"), std::string::npos);
+    EXPECT_EQ(analysis::spread_text(analysis::summarize({5})), "-");
+    EXPECT_EQ(analysis::spread_text(analysis::summarize({5}), "1 trial"), "1 trial");
 }
