@@ -89,13 +89,19 @@ std::vector<double> nice_ticks(double low, double high, int target) {
     return ticks;
 }
 
-std::string tick_label(double value) {
+std::string tick_label(double value, double axis_max) {
     const double a = std::fabs(value);
     if (a == 0) return "0";
     if (a >= 1e9) return trim_zeros(fmt::format("{:.2f}", value / 1e9)) + "G";
     if (a >= 1e6) return trim_zeros(fmt::format("{:.2f}", value / 1e6)) + "M";
     if (a >= 1e4) return trim_zeros(fmt::format("{:.2f}", value / 1e3)) + "k";
-    if (a < 0.01) return fmt::format("{:.2g}", value);
+    const double scale = std::max(a, std::fabs(axis_max));
+    if (scale < 0.01) {
+        const auto [factor, prefix] = scale >= 1e-3   ? std::pair{1e3, "m"}
+                                      : scale >= 1e-6 ? std::pair{1e6, "\u00b5"}
+                                                      : std::pair{1e9, "n"};
+        return trim_zeros(fmt::format("{:.4g}", value * factor)) + prefix;
+    }
     return trim_zeros(fmt::format("{:.3f}", value));
 }
 
@@ -248,15 +254,21 @@ void write_grid_and_ticks(std::string& out, const PlotAxes& axes) {
         out += fmt::format("<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{:.1f}\"/>\n",
                            axes.px(t), axes.px(t), area.top, area.top + area.height);
     out += "</g>\n<g class=\"lp-ticks\" fill=\"#444444\" font-size=\"11\">\n";
+    const auto largest = [](const std::vector<double>& ticks) {
+        double m = 0;
+        for (double t : ticks) m = std::max(m, std::fabs(t));
+        return m;
+    };
+    const double y_max = largest(axes.y_ticks), x_max = largest(axes.x_ticks);
     for (double t : axes.y_ticks)
         out += fmt::format(
             "<text class=\"lp-ytick\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\" "
             "dominant-baseline=\"middle\">{}</text>\n",
-            area.left - 6, axes.py(t), tick_label(t));
+            area.left - 6, axes.py(t), tick_label(t, y_max));
     for (double t : axes.x_ticks)
         out += fmt::format(
             "<text class=\"lp-xtick\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-            axes.px(t), area.top + area.height + 17, tick_label(t));
+            axes.px(t), area.top + area.height + 17, tick_label(t, x_max));
     out += "</g>\n";
 }
 

@@ -52,8 +52,10 @@ std::string render_plot(const PlotSpec& spec);
 // [low, high]; the first tick <= low and the last >= high.
 std::vector<double> nice_ticks(double low, double high, int target = 6);
 
-// Tick label: 0, 0.5, 25, 1.5k, 12M, 2.5G; no trailing zeros.
-std::string tick_label(double value);
+// Tick label: 0, 0.5, 25, 1.5k, 12M, 2.5G; no trailing zeros. Below 0.01 the SI prefixes
+// m, µ, n rather than "0.00013" or "7.5e-05", scaled by `axis_max` (the axis's largest tick, so
+// every label on an axis has the same prefix: 0, 50µ, 100µ, 150µ); `value` itself by default.
+std::string tick_label(double value, double axis_max = 0);
 
 // Colour of the index-th lock: a colour-blind-safe palette, repeated with the same order.
 std::string series_colour(std::size_t index);

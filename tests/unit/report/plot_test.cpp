@@ -60,7 +60,26 @@ TEST(Plot, TickLabelsUseSiSuffixesWithoutTrailingZeros) {
     EXPECT_EQ(tick_label(20e6), "20M");
     EXPECT_EQ(tick_label(12.5e6), "12.5M");
     EXPECT_EQ(tick_label(2.5e9), "2.5G");
-    EXPECT_EQ(tick_label(0.004), "0.004");
+    EXPECT_EQ(tick_label(0.01), "0.01");
+    EXPECT_EQ(tick_label(0.013), "0.013");
+}
+
+// Small per-acquire figures (sleeps/acq, stxr_fail/acq) read "0.00013" and "7.5e-05" before:
+// now SI prefixes, one per axis, chosen by the axis's largest tick.
+TEST(Plot, SmallTickLabelsUseOnePrefixPerAxis) {
+    EXPECT_EQ(tick_label(0.004), "4m");
+    EXPECT_EQ(tick_label(7.5e-05), "75\u00b5");
+    EXPECT_EQ(tick_label(0.00013), "130\u00b5");
+    EXPECT_EQ(tick_label(2.5e-9), "2.5n");
+    std::vector<std::string> labels;
+    const auto ticks = nice_ticks(0, 1.4e-4, 6);
+    for (double t : ticks) labels.push_back(tick_label(t, ticks.back()));
+    for (const auto& label : labels) {
+        EXPECT_EQ(label.find('e'), std::string::npos) << label;
+        EXPECT_TRUE(label == "0" || label.ends_with("\u00b5")) << label;
+    }
+    EXPECT_EQ(tick_label(0.005, 0.008), "5m");
+    EXPECT_EQ(tick_label(5e-4, 0.008), "0.5m") << "the axis's prefix, not the value's";
 }
 
 TEST(Plot, RendersWellFormedSvgWithAxesLegendAndErrorBars) {
