@@ -43,7 +43,7 @@ class PmuExtension : public RunExtension {
     }
 
   private:
-    PmuOptions options_;
+    PmuOptions options_{/*measures_thread_cpu=*/true};
     bool strict_ = false;
     std::optional<pmu::CounterInstrumentation> instrumentation_;
 };

@@ -17,7 +17,7 @@ po::options_description PmuOptions::options() const {
         "events to count, comma-separated: aliases (`lockprof events` lists them) or any "
         "libpfm4 name (arm_n1::STREX_FAIL_SPEC, perf::task-clock, perf_raw::r6e). Default: "
         "{}, each where this machine can count it",
-        fmt::join(pmu::default_event_names(), ", "));
+        fmt::join(pmu::default_event_names(default_task_clock_), ", "));
     po::options_description o("Counters (PMU events)");
     // clang-format off
     o.add_options()
@@ -40,6 +40,7 @@ std::optional<pmu::CountingPlan> PmuOptions::plan(const po::variables_map& vm) c
     if (vm.count("event")) options.requested = split_list(vm["event"].as<std::string>(), "event");
     options.include_kernel = vm["kernel"].as<bool>();
     options.strict = strict(vm);
+    options.default_task_clock = default_task_clock_;
     pmu::CountingPlan plan = pmu::plan_counting(options);
     if (!options.requested.empty())
         for (const auto& note : plan.notes) warn(note);

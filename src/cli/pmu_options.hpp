@@ -13,6 +13,11 @@ namespace lockprof::cli {
 
 class PmuOptions {
   public:
+    // `measures_thread_cpu`: the command measures each thread's CPU time itself (a lock run's
+    // cpu ns/acq), so task_clock is left out of the defaults (it can still be asked for).
+    explicit PmuOptions(bool measures_thread_cpu = false)
+        : default_task_clock_(!measures_thread_cpu) {}
+
     // The options, as the group "Counters (PMU events)"; --event's help lists the events
     // counted without it, from pmu::default_event_names().
     boost::program_options::options_description options() const;
@@ -27,6 +32,9 @@ class PmuOptions {
 
     // --strict-events: a counting problem found later (a worker's open fails) is an error too.
     bool strict(const boost::program_options::variables_map& vm) const;
+
+  private:
+    bool default_task_clock_ = true;
 };
 
 // Prints "lockprof: warning: LINE" on stderr, after what stdout holds so far.

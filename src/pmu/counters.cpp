@@ -181,14 +181,17 @@ std::size_t ThreadCounters::open_descriptors() const {
     return n;
 }
 
-std::vector<std::string> default_event_names() {
-    return {"cycles",    "instructions", "cache_misses",    "stxr_fail",
-            "stxr_pass", "task_clock",   "context_switches"};
+std::vector<std::string> default_event_names(bool with_task_clock) {
+    std::vector<std::string> names = {"cycles",    "instructions", "cache_misses",    "stxr_fail",
+                                      "stxr_pass", "task_clock",   "context_switches"};
+    if (!with_task_clock) std::erase(names, "task_clock");
+    return names;
 }
 
 CountingPlan plan_counting(const CountingOptions& options) {
     const bool defaults = options.requested.empty();
-    std::vector<std::string> names = defaults ? default_event_names() : options.requested;
+    std::vector<std::string> names =
+        defaults ? default_event_names(options.default_task_clock) : options.requested;
     CountingPlan plan;
     std::vector<ResolvedEvent> resolved;
     for (const auto& name : names) {

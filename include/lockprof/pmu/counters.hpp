@@ -93,6 +93,9 @@ struct CountingOptions {
     std::vector<std::string> requested;  // empty: the defaults
     bool include_kernel = false;
     bool strict = false;
+    // Whether the defaults include task_clock: not for a lock run, which measures each thread's
+    // CPU time itself (cpu ns/acq); a second column of the same figure would say nothing more.
+    bool default_task_clock = true;
 };
 
 // What a run counts, decided before the sweep: resolved events that passed a trial open on the
@@ -103,8 +106,9 @@ struct CountingPlan {
     std::vector<std::string> notes;
 };
 
-// The aliases counted when --event is not given, in order.
-std::vector<std::string> default_event_names();
+// The aliases counted when --event is not given, in order; task_clock among them unless
+// `with_task_clock` is false (CountingOptions::default_task_clock).
+std::vector<std::string> default_event_names(bool with_task_clock = true);
 
 // Throws UsageError for unknown names, and (strict) for anything that cannot be counted.
 CountingPlan plan_counting(const CountingOptions& options);

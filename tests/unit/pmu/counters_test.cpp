@@ -221,6 +221,24 @@ TEST(PmuCounting, DefaultsKeepSoftwareEventsAndSkipRefusedOnes) {
     }
 }
 
+// A lock run measures each thread's CPU time itself (cpu ns/acq): its defaults leave task_clock
+// out, so no second column repeats that figure; record keeps it; asked for, it is counted.
+TEST(PmuCounting, RunDefaultsLeaveOutTaskClockWhichCanStillBeAskedFor) {
+    const auto names = default_event_names(false);
+    EXPECT_EQ(std::find(names.begin(), names.end(), "task_clock"), names.end());
+    EXPECT_NE(std::find(names.begin(), names.end(), "context_switches"), names.end());
+    EXPECT_EQ(names.size() + 1, default_event_names().size());
+    CountingOptions run_defaults;
+    run_defaults.default_task_clock = false;
+    const auto plan = plan_counting(run_defaults);
+    for (const auto& e : plan.events) EXPECT_NE(e.requested, "task_clock");
+    if (plan.events.empty()) GTEST_SKIP() << "perf_event_open unavailable: " << plan.notes.front();
+    run_defaults.requested = {"task_clock"};
+    const auto asked = plan_counting(run_defaults);
+    ASSERT_EQ(asked.events.size(), 1u);
+    EXPECT_EQ(asked.events[0].requested, "task_clock");
+}
+
 TEST(PmuCounting, UnknownEventIsAlwaysAUsageError) {
     EXPECT_THROW(plan_counting({{"cyclez"}, false, false}), UsageError);
 }
