@@ -22,7 +22,9 @@ po::options_description PmuOptions::options() const {
     // clang-format off
     o.add_options()
         ("event,e", po::value<std::string>(), event_help.c_str())
-        ("kernel", po::bool_switch(), "count kernel-mode events too (default: user space only)")
+        ("kernel", po::bool_switch(),
+         "count kernel-mode events too, and in `record` sample kernel code too (default: user "
+         "space only)")
         ("strict-events", po::bool_switch(),
          "an event that cannot be counted is an error (exit 2) instead of a warning")
         ("no-counters", po::bool_switch(), "count no events at all");

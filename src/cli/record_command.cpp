@@ -159,6 +159,7 @@ void read_outputs(const po::variables_map& vm, const SamplingOptions& sampling, 
         sampling::SamplerRequest request;
         request.kind = sampling::SamplerKind::perf;
         sampling.read_request(vm, request);
+        request.include_kernel = vm["kernel"].as<bool>();
         plan.spec.sampling = request;
     }
 }

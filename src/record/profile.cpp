@@ -121,6 +121,37 @@ void add_counter_totals(const RecordResult& result, Profile& profile) {
     profile.totals = totals_of(result.events, all, counted, result.duration_s);
 }
 
+// How much of the CPU time task_clock counted the samples of a clock stand for. perf's clock
+// samples taken with exclude_kernel drop every tick that lands in the kernel, so a program that
+// lives in system calls (a read() loop) leaves few samples and no trace of why; say how much
+// went unseen and what sees it. (The timer sampler charges kernel time to the user-space
+// instruction that made the call: its samples cover all of it.)
+void sampled_time(const RecordResult& result, Profile& profile) {
+    if (!result.sampling || result.sampling->sampler != "perf") return;
+    const std::string& event = result.sampling->event;
+    if (event != "cpu-clock" && event != "task-clock") return;
+    for (const auto& total : profile.totals)
+        if (total.event == "task_clock" && total.value && *total.value > 0)
+            profile.sampled_cpu_share = profile.total_weight / *total.value;
+    if (!profile.sampled_cpu_share || *profile.sampled_cpu_share >= 0.9) return;
+    const double share = *profile.sampled_cpu_share;
+    const double cpu_ms = profile.total_weight / share / 1e6;
+    const std::string lost = result.samples_lost > 0
+                                 ? fmt::format("; {} samples were lost too", result.samples_lost)
+                                 : "";
+    profile.warnings.push_back(
+        result.sampling->kernel
+            ? fmt::format("the samples stand for {:.0f}% of the {:.0f} ms of CPU time "
+                          "task_clock counted{}",
+                          100 * share, cpu_ms, lost)
+            : fmt::format("the samples stand for {:.0f}% of the {:.0f} ms of CPU time task_clock "
+                          "counted: the other {:.0f}% ran in the kernel (system calls, page "
+                          "faults), which user-space sampling does not see{}; --kernel samples "
+                          "kernel code too, as [kernel] (needs perf_event_paranoid <= 1 or "
+                          "CAP_PERFMON)",
+                          100 * share, cpu_ms, 100 * (1 - share), lost));
+}
+
 // Samples and their weight, overall and per process.
 void count_samples(const RecordResult& result, Profile& profile) {
     std::map<pid_t, std::size_t> index_of;
@@ -264,6 +295,7 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
     Profile profile;
     add_counter_totals(result, profile);
     count_samples(result, profile);
+    sampled_time(result, profile);
     if (profile.samples == 0 || profile.total_weight <= 0) return profile;
 
     const std::regex locks = lock_regex(options.lock_pattern);

@@ -217,6 +217,8 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
         s["samples"] = p.samples;
         s["lost"] = r.samples_lost;
         s["unresolved_share"] = p.unresolved_share;
+        s["kernel"] = r.sampling->kernel;
+        s["sampled_cpu_share"] = p.sampled_cpu_share ? json(*p.sampled_cpu_share) : json(nullptr);
         doc["sampling"] = std::move(s);
     }
     json hot = json::array();

@@ -29,8 +29,9 @@ struct Probe {
 perf_event_attr sampling_attr(const SampleEvent& event, const SamplerRequest& request) {
     perf_event_attr attr = event.attr;
     attr.size = sizeof(perf_event_attr);
-    attr.disabled = 1;        // enabled by the worker after the start barrier
-    attr.exclude_kernel = 1;  // allowed at perf_event_paranoid 2; the loop is user code
+    attr.disabled = 1;  // enabled by the worker after the start barrier
+    // User code only by default: allowed at perf_event_paranoid 2, and the loop is user code.
+    attr.exclude_kernel = request.include_kernel ? 0 : 1;
     attr.exclude_hv = 1;
     attr.exclude_callchain_kernel = 1;
     attr.sample_type = kSampleType;
@@ -207,6 +208,7 @@ PerfChoice choose_perf_event(const SamplerRequest& request) {
     }
     info.sampler = "perf";
     info.event = event.name;
+    info.kernel = request.include_kernel;
     info.precise_ip = p.precise_ip;
     auto meaning = skid_meaning(pmu::host_isa(), event.hardware, p.precise_ip, event.name,
                                 arch::cpu_identity().has_spe);

@@ -203,6 +203,44 @@ TEST(CliRecord, CommandIsSampledWithEverythingItRuns) {
               std::string::npos);
 }
 
+// A command that lives in system calls (dd of 16-byte blocks): user-space cpu-clock samples
+// miss its kernel time, and the report says how much and that --kernel sees it; with --kernel
+// the kernel's code is sampled as [kernel].
+TEST(CliRecord, KernelTimeTheSamplesMissIsSaidAndKernelSamplesIt) {
+    TempDir dir;
+    const std::vector<std::string> dd = {"dd", "if=/dev/zero", "of=/dev/null", "bs=16",
+                                         "count=300000"};
+    std::vector<std::string> args = {
+        "record",  "--sample",   "--sample-event", "cpu-clock",
+        "--event", "task_clock", "--output",       (dir / "user.json").string(),
+        "--"};
+    args.insert(args.end(), dd.begin(), dd.end());
+    auto r = run_lockprof(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json doc = load(dir / "user.json");
+    EXPECT_FALSE(doc.at("sampling").at("kernel").get<bool>());
+    ASSERT_TRUE(doc.at("sampling").at("sampled_cpu_share").is_number()) << doc.at("sampling");
+    EXPECT_LT(doc.at("sampling").at("sampled_cpu_share").get<double>(), 0.9);
+    const std::string said = r.out + r.err;
+    EXPECT_NE(said.find("ran in the kernel (system calls, page faults), which user-space sampling "
+                        "does not see; --kernel samples kernel code too"),
+              std::string::npos)
+        << said;
+
+    args[7] = (dir / "kernel.json").string();
+    args.insert(args.begin() + 1, "--kernel");
+    r = run_lockprof(args);
+    if (r.exit_code != 0 && r.err.find("EACCES") != std::string::npos)
+        GTEST_SKIP() << "kernel-mode sampling refused here: " << r.err;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    doc = load(dir / "kernel.json");
+    EXPECT_TRUE(doc.at("sampling").at("kernel").get<bool>());
+    bool kernel_row = false;
+    for (const auto& sym : doc.at("hot_symbols")) kernel_row |= sym.at("module") == "[kernel]";
+    EXPECT_TRUE(kernel_row) << doc.at("hot_symbols").dump();
+    EXPECT_EQ((r.out + r.err).find("--kernel samples kernel code too"), std::string::npos);
+}
+
 // Short-lived children (a shell loop's commands) often end before lockprof reads their
 // /proc/PID/maps; the kernel's mmap/comm/fork records name and resolve them anyway.
 TEST(CliRecord, ShortLivedChildrenAreNamedAndResolved) {

@@ -74,6 +74,7 @@ struct SamplingInfo {
     int precise_ip = 0;           // precise_ip the kernel granted (perf_event_attr)
     Skid skid = Skid::arbitrary;  // what that level means on this CPU
     std::string precise_note;     // why precise_ip and skid are what they are
+    bool kernel = false;          // kernel-mode code was sampled too (record --kernel)
     std::vector<MappedModule> modules;
 };
 

@@ -78,6 +78,11 @@ struct Profile {
     std::vector<sampling::HotFunction> annotated;
     std::vector<bool> lock_function;
     SpinView spin;
+    // The samples' time over the CPU time task_clock counted, when a clock (cpu-clock,
+    // task-clock, the timer) was sampled and task_clock counted; nullopt otherwise. User-space
+    // sampling does not see time in the kernel (system calls, faults): a warning says how much
+    // went unseen when this is well below 1.
+    std::optional<double> sampled_cpu_share;
     std::vector<std::string> warnings;
 };
 

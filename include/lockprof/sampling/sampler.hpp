@@ -40,6 +40,9 @@ struct SamplerRequest {
     // Longest window a thread is sampled for (the trial duration), to size the timer
     // sampler's preallocated buffers; nullopt for --acquires runs.
     std::optional<std::uint64_t> window_ns;
+    // Sample kernel-mode code too (record --kernel): system calls and faults then show as
+    // "[kernel]" instead of going unsampled. Needs perf_event_paranoid <= 1 or CAP_PERFMON.
+    bool include_kernel = false;
 };
 
 class Sampler : public profiling::Instrumentation {

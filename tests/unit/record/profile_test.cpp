@@ -170,3 +170,42 @@ TEST(RecordProfile, IdleProcessCountsZeroForAnEventCountedElsewhere) {
 
 }  // namespace
 }  // namespace lockprof::record
+
+namespace lockprof::record {
+namespace {
+
+// perf's cpu-clock samples without --kernel drop every tick in kernel mode: a program living in
+// system calls left 29 samples for 800 ms of task_clock and no word of why. The profile now says
+// how much the samples saw, and that --kernel sees the rest.
+TEST(RecordProfile, SaysHowMuchCpuTimeUserSpaceSamplesMissed) {
+    auto r = synthetic();
+    r.sampling->sampler = "perf";
+    for (auto& proc : r.processes) proc.threads[0].counters[0].raw = 1'000'000;  // 2 ms in all
+    auto p = analyse(r, {});  // 50 samples of 1000 ns
+    ASSERT_TRUE(p.sampled_cpu_share);
+    EXPECT_DOUBLE_EQ(*p.sampled_cpu_share, 50'000.0 / 2'000'000);
+    ASSERT_EQ(p.warnings.size(), 1u);
+    EXPECT_EQ(p.warnings[0].rfind("the samples stand for 2% of the 2 ms of CPU time task_clock "
+                                  "counted: the other 98% ran in the kernel",
+                                  0),
+              0u)
+        << p.warnings[0];
+    EXPECT_NE(p.warnings[0].find("--kernel samples kernel code too"), std::string::npos);
+
+    r.sampling->kernel = true;  // sampled with --kernel: the share, no advice to use it
+    p = analyse(r, {});
+    ASSERT_EQ(p.warnings.size(), 1u);
+    EXPECT_EQ(p.warnings[0].find("--kernel"), std::string::npos) << p.warnings[0];
+
+    r.sampling->kernel = false;
+    for (auto& proc : r.processes) proc.threads[0].counters[0].raw = 26'000;  // samples saw 96%
+    EXPECT_TRUE(analyse(r, {}).warnings.empty());
+    r.sampling->event = "cycles";  // weights in cycles: not comparable with task_clock
+    EXPECT_FALSE(analyse(r, {}).sampled_cpu_share);
+    r.sampling->event = "cpu-clock";
+    r.sampling->sampler = "timer";  // charges kernel time to the calling instruction
+    EXPECT_FALSE(analyse(r, {}).sampled_cpu_share);
+}
+
+}  // namespace
+}  // namespace lockprof::record
