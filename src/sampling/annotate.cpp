@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 
@@ -52,6 +53,58 @@ namespace {
 // Functions printed whole up to this many instructions; longer ones show only the hot parts.
 constexpr std::size_t kWholeFunctionLimit = 48;
 constexpr std::size_t kContextLines = 3;
+
+// Where annotated code calls one function from (annotate(): a callee of the acquire path only).
+struct CallSites {
+    bool all_acquire_path = true;    // every call site is in the acquire loop or lock()
+    bool all_acquire_loop = true;    // every call site is in the acquire loop
+    std::optional<LoopPhase> phase;  // the call sites' phase, when they all share one
+};
+
+// A loop the heuristic marked that holds the critical section or the loop's harness is the
+// measured loop itself, not an acquire loop: the lock spins in a function it calls
+// (pthread-spin's pthread_spin_lock in libc), which is marked in its own listing. Unmarks it.
+void unmark_measured_loop(HotFunction& f) {
+    const bool spans_other_phases =
+        std::any_of(f.instructions.begin(), f.instructions.end(), [](const auto& i) {
+            return i.in_acquire_loop && i.phase != LoopPhase::none && i.phase != LoopPhase::acquire;
+        });
+    if (!spans_other_phases) return;
+    for (auto& i : f.instructions) i.in_acquire_loop = false;
+    f.loop_rule =
+        "no acquire loop here: the only loop is the measured loop itself (the lock "
+        "spins in a function it calls)";
+}
+
+// A symbol's name without its version or PLT suffix: "pthread_spin_lock@@GLIBC_2.34" and
+// "pthread_spin_lock@plt" are both "pthread_spin_lock".
+std::string symbol_base(std::string name) {
+    if (const auto at = name.find('@'); at != std::string::npos && at > 0) name.resize(at);
+    return name;
+}
+
+// The function a direct call reaches, as the symbol table names it (demangled): objdump's
+// "<__aarch64_cas4_acq>" or "<pthread_mutex_trylock@plt>".
+std::string callee_name(const symbols::Instruction& call) {
+    std::string name = call.reference;
+    if (name.size() >= 2 && name.front() == '<' && name.back() == '>')
+        name = name.substr(1, name.size() - 2);
+    if (const auto plus = name.find('+'); plus != std::string::npos) name.resize(plus);
+    return symbol_base(symbols::demangle(name));
+}
+
+void note_call_site(std::map<std::string, CallSites>& calls, const AnnotatedInstruction& i) {
+    const std::string name = callee_name(i.instruction);
+    if (name.empty()) return;
+    const auto [it, first] = calls.try_emplace(name);
+    CallSites& sites = it->second;
+    sites.all_acquire_path = (first || sites.all_acquire_path) && (i.in_acquire_loop || i.in_lock);
+    sites.all_acquire_loop = (first || sites.all_acquire_loop) && i.in_acquire_loop;
+    if (first)
+        sites.phase = i.phase == LoopPhase::none ? std::nullopt : std::optional(i.phase);
+    else if (sites.phase != i.phase)
+        sites.phase.reset();
+}
 
 const CodeCache::Code& code_for(CodeCache& cache, const symbols::Disassembler& disassembler,
                                 const symbols::SymbolResolver& resolver,
@@ -151,6 +204,9 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
     });
     double loop_weight = 0, path_weight = 0;
     std::map<LoopPhase, double> phase_weight;
+    // Where the annotated functions call each function from (by the callee's name): whether
+    // every call site is in the acquire loop, in the acquire path, and in which phase.
+    std::map<std::string, CallSites> calls;
     for (std::size_t rank = 0; rank < order.size(); ++rank) {
         HotFunction f = std::move(functions[order[rank]]);
         f.share = f.weight / a.total_weight;
@@ -183,6 +239,7 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
             }
             for (auto& i : f.instructions) i.share = i.weight / a.total_weight;
             if (!f.instructions.empty()) f.loop_rule = mark_acquire_loop(f);
+            unmark_measured_loop(f);
             const bool loop_marked = std::any_of(f.instructions.begin(), f.instructions.end(),
                                                  [](const auto& i) { return i.in_acquire_loop; });
             for (auto& i : f.instructions)
@@ -192,9 +249,27 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
                 if (i.phase != LoopPhase::none) phase_weight[i.phase] += i.weight;
                 if (i.in_acquire_loop) loop_weight += i.weight;
                 if (i.in_acquire_loop || i.in_lock) path_weight += i.weight;
+                if (i.instruction.is_call()) note_call_site(calls, i);
             }
         }
         a.functions.push_back(std::move(f));
+    }
+    // A function the annotated code calls only from its acquire path (an outline-atomics
+    // helper, __aarch64_cas4_acq; a lock's out-of-line slow path) is part of acquiring: its
+    // samples join the acquire path, the loop when every call is in it, and the call's phase.
+    // What of the callee is counted already (a lock function's own loop) is not added twice.
+    for (const auto& f : a.functions) {
+        const auto site = calls.find(symbol_base(f.name));
+        if (site == calls.end() || !site->second.all_acquire_path) continue;
+        double counted_path = 0, counted_loop = 0, counted_phase = 0;
+        for (const auto& i : f.instructions) {
+            if (i.in_acquire_loop || i.in_lock) counted_path += i.weight;
+            if (i.in_acquire_loop) counted_loop += i.weight;
+            if (i.phase != LoopPhase::none) counted_phase += i.weight;
+        }
+        path_weight += f.weight - counted_path;
+        if (site->second.all_acquire_loop) loop_weight += f.weight - counted_loop;
+        if (site->second.phase) phase_weight[*site->second.phase] += f.weight - counted_phase;
     }
     a.acquire_loop_share = loop_weight / a.total_weight;
     a.acquire_path_share = path_weight / a.total_weight;

@@ -88,6 +88,24 @@ TEST(CliSampling, TasSamplesLandOnItsExchangeLoop) {
     EXPECT_NE(r.block.find("pause"), std::string::npos) << r.block;
 }
 
+// pthread-spin spins inside libc's pthread_spin_lock, which its inlined lock() calls: those
+// samples are its acquire path (as __aarch64_cas4_acq's are cas's on aarch64), and the measured
+// loop itself, which holds the critical section, is not taken for an acquire loop.
+TEST(CliSampling, AFunctionCalledOnlyToAcquireIsInTheAcquirePath) {
+    TempDir dir;
+    const auto r = sampled_run("pthread-spin", {"--sample"}, dir);
+    ASSERT_EQ(r.cli.exit_code, 0) << r.cli.err;
+    ASSERT_FALSE(r.block.empty()) << r.cli.out;
+    EXPECT_GT(acquire_path_share(r.block), 50.0) << r.block;
+    EXPECT_LE(acquire_path_share(r.block), 100.0) << r.block;
+    const auto phases = r.block.find("measured loop by phase");
+    if (phases != std::string::npos) {
+        const auto line = r.block.substr(phases, r.block.find('\n', phases) - phases);
+        EXPECT_EQ(line.find("acquire loop"), std::string::npos)
+            << "the measured loop holds no acquire loop of pthread-spin: " << r.block;
+    }
+}
+
 TEST(CliSampling, CasSamplesLandOnItsCompareExchange) {
     TempDir dir;
     const auto r = sampled_run("cas", {"--sample"}, dir);

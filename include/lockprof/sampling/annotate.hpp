@@ -61,7 +61,8 @@ struct CellAnnotation {
     std::uint64_t lost = 0;
     double total_weight = 0;
     double acquire_loop_share = 0;  // of all the cell's samples, over its annotated functions
-    // Acquire loop plus the rest of the inlined lock() (its fast path): all of acquiring.
+    // Acquire loop plus the rest of the inlined lock() (its fast path): all of acquiring. Both
+    // include the functions called only from them (an outline-atomics helper's samples).
     double acquire_path_share = 0;
     // Each loop phase's share of all the cell's samples (phases.hpp), in the loop's order, over
     // the annotated measured loops; empty when no annotated function is one or it has no inline
