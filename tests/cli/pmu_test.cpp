@@ -57,7 +57,10 @@ TEST(CliPmu, TaskClockAgreesWithThreadCpuTime) {
             std::uint64_t cpu_ns = 0;
             const auto task_clock = counter_sum(trial, "task_clock", &cpu_ns);
             ASSERT_GT(cpu_ns, 0u);
-            EXPECT_NEAR(static_cast<double>(task_clock) / static_cast<double>(cpu_ns), 1.0, 0.05)
+            // The same thread's CPU time by two clocks over nearly the same window: within 10%
+            // (the emulated arm64 system under a loaded host has shown 6%; a misread counter,
+            // scaled twice or never enabled, is off by far more).
+            EXPECT_NEAR(static_cast<double>(task_clock) / static_cast<double>(cpu_ns), 1.0, 0.10)
                 << "threads " << cell.at("threads") << ": task_clock " << task_clock
                 << " ns vs cpu " << cpu_ns << " ns";
         }
@@ -141,7 +144,9 @@ TEST(CliPmu, DefaultEventsCountSoftwareAndNoteWhatIsMissing) {
     auto r = run_lockprof({"--lock=tas", "--threads=1", "--duration=50ms", "--trials=1"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.err.empty()) << "defaults are noted, not warned: " << r.err;
-    EXPECT_NE(r.out.find("task_clock/acq"), std::string::npos);
+    // task_clock is not among a run's defaults: it would repeat cpu ns/acq.
+    EXPECT_EQ(r.out.find("task_clock/acq"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("cpu ns/acq"), std::string::npos);
     EXPECT_NE(r.out.find("context_switches/acq"), std::string::npos);
     if (missing) {
         EXPECT_NE(r.out.find("note: cycles, instructions, cache_misses: not counted"),
