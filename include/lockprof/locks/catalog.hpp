@@ -7,10 +7,12 @@
 #include "lockprof/locks/cas.hpp"
 #include "lockprof/locks/clh.hpp"
 #include "lockprof/locks/empty.hpp"
+#include "lockprof/locks/event_mutex.hpp"
 #include "lockprof/locks/mcs.hpp"
 #include "lockprof/locks/osq.hpp"
 #include "lockprof/locks/pg_slock.hpp"
 #include "lockprof/locks/pthread_locks.hpp"
+#include "lockprof/locks/pthread_trylock.hpp"
 #include "lockprof/locks/qspinlock.hpp"
 #include "lockprof/locks/tas.hpp"
 #include "lockprof/locks/ticket.hpp"
@@ -23,10 +25,10 @@ namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS {
 template <template <Delay> class... Locks>
 struct LockList {};
 
-using AllLocks =
-    LockList<TasLock, TtasLock, CasLock, TtasCasLock, TasBackoffLock, TtasBackoffLock, TicketLock,
-             McsLock, ClhLock, PgSlockLock, Pg13SlockLock, Pg15SlockLock, Pg18SlockLock,
-             PthreadSpinLock, PthreadMutexLock, EmptyLock, QspinLock, OsqLock>;
+using AllLocks = LockList<TasLock, TtasLock, CasLock, TtasCasLock, TasBackoffLock, TtasBackoffLock,
+                          TicketLock, McsLock, ClhLock, PgSlockLock, Pg13SlockLock, Pg15SlockLock,
+                          Pg18SlockLock, PthreadSpinLock, PthreadMutexLock, EmptyLock, QspinLock,
+                          OsqLock, PthreadTrylockLock, EventMutexLock>;
 
 // Whether a lock provides mutual exclusion (all but the `empty` baseline).
 template <typename L>

@@ -222,6 +222,7 @@ void excludes_with_every_delay() {
 TEST(QueueLocks, ExcludeWithEveryDelayTheyAccept) {
     excludes_with_every_delay<QspinLock>();
     excludes_with_every_delay<OsqLock>();
+    excludes_with_every_delay<EventMutexLock>();
 }
 
 // A waiter behind a holder that keeps the lock well past the spin budget unqueues, requeues,
