@@ -9,6 +9,10 @@
 // path's way: the first acquire that needs one) and held for the context's life, so the table
 // holds as many slots as there are live contexts on the lock, whatever the thread count. When
 // every slot is taken, claim() says so and the lock falls back to something that needs none.
+// A context holds a slot of one lock at a time, so it must be destroyed, or move on to another
+// lock, while the lock whose slot it holds still exists: giving the slot back writes that lock's
+// table (as a pg-slock context folds its estimate back into its lock). The measured loop's
+// contexts end before their trial destroys the lock.
 #pragma once
 
 #include <atomic>
