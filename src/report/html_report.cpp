@@ -227,7 +227,7 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
     if (columns.sleeps)
         out +=
             "<p class=\"muted\">sleeps/acq: times a waiter gave up its CPU (pg-slock's "
-            "pg_usleep) per acquire.</p>\n";
+            "pg_usleep, event-mutex's event waits) per acquire.</p>\n";
     if (columns.partial)
         out +=
             "<p class=\"muted\">all-run: share of the trial window in which every thread was "

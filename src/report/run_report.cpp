@@ -290,7 +290,9 @@ std::string render_table(const workload::RunResult& run,
         "read-modify-writes per acquire;\nspins/acq: polls of a held lock per acquire; "
         "fairness: Jain's index of per-thread acquires (1 = equal).\n";
     if (any_sleeps)
-        out += "sleeps/acq: times a waiter gave up its CPU (pg-slock's pg_usleep) per acquire.\n";
+        out +=
+            "sleeps/acq: times a waiter gave up its CPU (pg-slock's pg_usleep, event-mutex's event "
+            "waits) per acquire.\n";
     if (any_partial)
         out +=
             "all-run: share of the trial window in which every thread was running the loop "

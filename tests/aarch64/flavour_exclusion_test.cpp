@@ -92,8 +92,10 @@ TEST(LseFlavour, CatalogHasEveryAlgorithmInEveryFlavour) {
     const std::set<std::string> every{"", "llsc", "lse", "outline"}, bare{""};
     for (const auto& [algorithm, names] : flavours)
         EXPECT_EQ(names, locks::is_flavour_independent(algorithm) ? bare : every) << algorithm;
-    for (const char* algorithm : {"pthread-spin", "pthread-mutex", "empty"})
+    for (const char* algorithm : {"pthread-spin", "pthread-mutex", "pthread-trylock", "empty"})
         EXPECT_EQ(flavours[algorithm], bare) << algorithm;
+    for (const char* algorithm : {"qspinlock", "osq", "event-mutex"})
+        EXPECT_EQ(flavours[algorithm], every) << algorithm;
 }
 
 TEST(LseFlavour, HwcapMatchesTheEmulatedCpu) {

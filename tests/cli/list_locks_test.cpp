@@ -34,9 +34,34 @@ TEST(CliListLocks, PostgresVariantsCiteTheirRelease) {
 TEST(CliListLocks, FlavourIndependentLocksAreListedOnce) {
     const auto r = run_lockprof({"list-locks"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (const char* lock : {"pthread-spin", "pthread-mutex", "empty"}) {
+    for (const char* lock : {"pthread-spin", "pthread-mutex", "pthread-trylock", "empty"}) {
         EXPECT_NE(row(r.out, lock), "") << lock << " missing:\n" << r.out;
         EXPECT_EQ(r.out.find(std::string("\n") + lock + "@"), std::string::npos) << r.out;
+    }
+}
+
+// The locks of issue 20 name the code they were written from.
+TEST(CliListLocks, KernelAndInnodbLocksCiteTheirSources) {
+    const auto r = run_lockprof({"list-locks"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(row(r.out, "qspinlock").find("kernel/locking/qspinlock.c"), std::string::npos)
+        << r.out;
+    EXPECT_NE(row(r.out, "osq").find("kernel/locking/osq_lock.c"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "osq").find("need_resched"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "event-mutex").find("InnoDB TTASEventMutex"), std::string::npos) << r.out;
+    EXPECT_NE(row(r.out, "pthread-trylock").find("pthread_mutex_trylock"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("\npthread-trylock@"), std::string::npos) << r.out;
+}
+
+// Their acquire paths disassemble like every other lock's (acquire_probe).
+TEST(CliListLocks, NewLocksShowTheirAcquirePath) {
+    for (const char* lock : {"qspinlock", "osq", "event-mutex", "pthread-trylock"}) {
+        const auto r = run_lockprof({"list-locks", "--disasm", lock});
+        ASSERT_EQ(r.exit_code, 0) << lock << ": " << r.err;
+        EXPECT_NE(r.out.find(std::string(lock) + " (delay "), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("acquire path"), std::string::npos) << lock << ":\n" << r.out;
+        EXPECT_NE(r.out.find("acquire_probe"), std::string::npos) << lock << ":\n" << r.out;
     }
 }
 

@@ -7,9 +7,13 @@
 #include "lockprof/locks/cas.hpp"
 #include "lockprof/locks/clh.hpp"
 #include "lockprof/locks/empty.hpp"
+#include "lockprof/locks/event_mutex.hpp"
 #include "lockprof/locks/mcs.hpp"
+#include "lockprof/locks/osq.hpp"
 #include "lockprof/locks/pg_slock.hpp"
 #include "lockprof/locks/pthread_locks.hpp"
+#include "lockprof/locks/pthread_trylock.hpp"
+#include "lockprof/locks/qspinlock.hpp"
 #include "lockprof/locks/tas.hpp"
 #include "lockprof/locks/ticket.hpp"
 #include "lockprof/locks/ttas.hpp"
@@ -23,7 +27,8 @@ struct LockList {};
 
 using AllLocks = LockList<TasLock, TtasLock, CasLock, TtasCasLock, TasBackoffLock, TtasBackoffLock,
                           TicketLock, McsLock, ClhLock, PgSlockLock, Pg13SlockLock, Pg15SlockLock,
-                          Pg18SlockLock, PthreadSpinLock, PthreadMutexLock, EmptyLock>;
+                          Pg18SlockLock, PthreadSpinLock, PthreadMutexLock, EmptyLock, QspinLock,
+                          OsqLock, PthreadTrylockLock, EventMutexLock>;
 
 // Whether a lock provides mutual exclusion (all but the `empty` baseline).
 template <typename L>

@@ -145,6 +145,25 @@ TEST(Explain, CpuUseRuleSaysWhichLockWaitedOffCpu) {
     }
 }
 
+// The explanation has no per-family rules: its rules read evidence. A spin-then-sleep lock's
+// sleeps reach the cpu_use rule whatever the lock: InnoDB's event-mutex against the kernel's
+// qspinlock, with its own rmw noun from its header.
+TEST(Explain, EventMutexSleepsAreExplainedByCpuUse) {
+    auto qspin = cell("qspinlock", "qspinlock", 4, {10e6, 11e6, 12e6}, 1.2, 30);
+    auto event = cell("event-mutex", "event-mutex", 4, {4e6, 4.1e6, 4.2e6}, 12, 60);
+    qspin.cpus_used = spread({3.9, 3.95, 4.0});
+    event.cpus_used = spread({1.4, 1.5, 1.6});
+    event.sleeps_per_acquire = spread({1e-3, 1e-3, 1e-3});
+    const auto text = all_text(explain({qspin, event})[0]);
+    EXPECT_NE(text.find("event-mutex's threads ran on 1.5 CPUs on average, qspinlock's on 4.0: "
+                        "event-mutex waits off-CPU, sleeping 1025 times a second per thread"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("event-mutex issues 12 compare-and-swaps of the owner word per acquire"),
+              std::string::npos)
+        << text;
+}
+
 TEST(Explain, RmwRuleSilentWhenCountsAreClose) {
     auto tas = cell("tas", "tas", 2, {10e6, 11e6, 12e6}, 1.5, 0.5);
     auto cas = cell("cas", "cas", 2, {10.5e6, 11.5e6, 12.5e6}, 1.4, 0.4);

@@ -19,9 +19,12 @@ using namespace lockprof;
 TEST(FlavourIndependence, GlibcLocksAndTheBaselineAreMarked) {
     EXPECT_TRUE(locks::is_flavour_independent("pthread-spin"));
     EXPECT_TRUE(locks::is_flavour_independent("pthread-mutex"));
+    EXPECT_TRUE(locks::is_flavour_independent("pthread-trylock"));
     EXPECT_TRUE(locks::is_flavour_independent("empty"));
     EXPECT_FALSE(locks::is_flavour_independent("tas"));
     EXPECT_FALSE(locks::is_flavour_independent("mcs"));
+    for (const char* atomics : {"qspinlock", "osq", "event-mutex"})
+        EXPECT_FALSE(locks::is_flavour_independent(atomics)) << atomics;
     EXPECT_FALSE(locks::is_flavour_independent("no-such-lock"));
 }
 
@@ -37,7 +40,7 @@ TEST(FlavourIndependence, ListedOnceUnderTheBareName) {
             EXPECT_FALSE(lock.needs_lse) << lock.name << " would be refused without LSE";
         }
     }
-    for (const char* name : {"pthread-spin", "pthread-mutex", "empty"})
+    for (const char* name : {"pthread-spin", "pthread-mutex", "pthread-trylock", "empty"})
         EXPECT_EQ(entries[name], 1u) << name;
 }
 
