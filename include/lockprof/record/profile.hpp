@@ -78,6 +78,7 @@ struct Profile {
     std::vector<sampling::HotFunction> annotated;
     std::vector<bool> lock_function;
     SpinView spin;
+    std::optional<SpinProfile> spin_calls;  // --spin: the probed slow paths per call site
     std::vector<std::string> warnings;
 };
 
