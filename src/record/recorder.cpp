@@ -162,6 +162,9 @@ class Recorder {
         std::vector<sampling::UprobeTarget> targets;
         for (const auto& p : plan.probes) targets.push_back({p.path, p.file_offset, p.function});
         spin_.emplace(*uprobe_pmu_, std::move(targets));
+        spin_->check_targets();
+        for (std::size_t i = 0; i < plan.probes.size(); ++i)
+            plan.probes[i].refused = spin_->refusal(i);
         SpinRecording recording;
         recording.probes = std::move(plan.probes);
         recording.searched = std::move(plan.searched);

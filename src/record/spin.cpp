@@ -185,6 +185,7 @@ SpinProfile analyse_spin(
         SpinFunction f;
         f.function = recording.probes[i].function;
         f.path = recording.probes[i].path;
+        f.refused = recording.probes[i].refused;
         if (i < recording.kernel_entries.size()) f.kernel_entries = recording.kernel_entries[i];
         out.functions.push_back(std::move(f));
     }

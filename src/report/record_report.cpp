@@ -102,7 +102,8 @@ std::string locks_text(const record::SpinSite& s) {
 std::string render_spin(const record::SpinProfile& s) {
     std::vector<std::string> names;
     for (const auto& f : s.functions)
-        names.push_back(fmt::format("{} in {}", f.function, basename(f.path)));
+        if (f.refused.empty())
+            names.push_back(fmt::format("{} in {}", f.function, basename(f.path)));
     std::string out =
         fmt::format("\nSpin slow paths (uprobes on {}): {} entries, {} in the slow path{}\n",
                     fmt::join(names, ", "), s.entries, duration_text(s.total_ns),
@@ -313,6 +314,7 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
                                  {"file_offset", fmt::format("{:#x}", probe.file_offset)},
                                  {"entries", f.entries},
                                  {"kernel_entries", f.kernel_entries},
+                                 {"refused", f.refused},
                                  {"total_ns", f.total_ns}});
         }
         json sites = json::array();

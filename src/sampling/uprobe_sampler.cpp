@@ -83,9 +83,7 @@ int UprobeSampler::open_all(pid_t pid, int cpu, bool inherited, std::size_t& fai
             const int fd = pmu::open_event(attr, -1, pid, cpu);
             if (fd < 0 && probe_refused(-fd)) {
                 // This function cannot be probed in any task: drop it, keep the others.
-                unusable_.insert(i);
-                notes_.insert("spin: " + pmu::explain_uprobe_error(-fd, targets_[i].function,
-                                                                   targets_[i].path));
+                refuse(i, -fd);
                 if (ret) {
                     ::close(added.back().fd);
                     added.pop_back();
@@ -126,6 +124,31 @@ int UprobeSampler::open_all(pid_t pid, int cpu, bool inherited, std::size_t& fai
         if (i > 0) extra_fds_.push_back(added[i].fd);
     }
     return 0;
+}
+
+void UprobeSampler::refuse(std::size_t target, int error) {
+    if (!unusable_.insert(target).second) return;
+    refusals_[target] =
+        pmu::explain_uprobe_error(error, targets_[target].function, targets_[target].path);
+    notes_.insert(refusals_[target]);
+}
+
+void UprobeSampler::check_targets() {
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+        perf_event_attr attr =
+            pmu::uprobe_attr(pmu_, targets_[i].path, targets_[i].file_offset, false);
+        attr.disabled = 0;
+        const int fd = pmu::open_event(attr, -1, 0, -1);
+        if (fd >= 0)
+            ::close(fd);
+        else if (probe_refused(-fd))
+            refuse(i, -fd);
+    }
+}
+
+std::string UprobeSampler::refusal(std::size_t target) const {
+    const auto it = refusals_.find(target);
+    return it == refusals_.end() ? "" : it->second;
 }
 
 int UprobeSampler::attach_task(pid_t tid, std::size_t& failed) {

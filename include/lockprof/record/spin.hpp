@@ -49,6 +49,7 @@ struct SpinProbe {
     std::uint64_t address = 0;  // link-time address of the function
     std::uint64_t file_offset = 0;
     SpinArguments arguments = SpinArguments::lock_only;
+    std::string refused;  // why the kernel would not probe it ("" when probed)
 };
 
 // Where each function was found. Throws UsageError when a requested function is in none of
@@ -114,6 +115,7 @@ struct SpinSite {
 
 struct SpinFunction {
     std::string function, path;
+    std::string refused;               // why it was not probed ("" when it was)
     std::uint64_t entries = 0;         // recorded
     std::uint64_t kernel_entries = 0;  // the kernel's count (exact)
     double total_ns = 0;

@@ -66,8 +66,14 @@ class UprobeSampler {
     std::vector<Counts> counts() const;
     std::uint64_t lost() const;
     std::vector<std::string> notes() const { return {notes_.begin(), notes_.end()}; }
-    // Targets the kernel refused to probe at all (said in notes()), dropped from every attach.
+    // Opens each target's entry probe on lockprof's own process, where the kernel checks the
+    // instruction when lockprof maps the file too (glibc): a refused target is dropped now
+    // rather than when an inherited event is enabled at the command's exec, silently.
+    void check_targets();
+    // Targets the kernel refused to probe at all (said in notes()), dropped from every attach,
+    // and why ("" when not refused).
     bool unusable(std::size_t target) const { return unusable_.count(target) > 0; }
+    std::string refusal(std::size_t target) const;
     // Whether every target has been refused.
     bool none_usable() const { return unusable_.size() == targets_.size(); }
 
@@ -78,6 +84,7 @@ class UprobeSampler {
         bool is_return = false;
     };
     int open_all(pid_t pid, int cpu, bool inherited, std::size_t& failed);
+    void refuse(std::size_t target, int error);
 
     pmu::UprobePmu pmu_;
     std::vector<UprobeTarget> targets_;
@@ -87,6 +94,7 @@ class UprobeSampler {
     std::vector<int> extra_fds_;                // events writing to another's ring
     std::set<std::string> notes_;
     std::set<std::size_t> unusable_;
+    std::map<std::size_t, std::string> refusals_;
 };
 
 }  // namespace lockprof::sampling
