@@ -120,7 +120,10 @@ TEST(SpinAnalysis, PairsPerThreadAndGroupsByCallSite) {
 
 TEST(SpinAnalysis, LostRecordsAreSaid) {
     SpinRecording rec;
-    rec.probes.push_back({.function = "s_lock", .path = "/x"});
+    SpinProbe probe;
+    probe.function = "s_lock";
+    probe.path = "/x";
+    rec.probes.push_back(probe);
     rec.kernel_entries = {5};
     rec.hits = {entry(1, 10, 1, 0, ""), ret(1, 20)};
     rec.hits[0].file.clear();
