@@ -86,8 +86,11 @@ SpinHit ret(std::uint32_t tid, std::uint64_t t) {
 
 TEST(SpinAnalysis, PairsPerThreadAndGroupsByCallSite) {
     SpinRecording rec;
-    rec.probes.push_back(
-        {.function = "s_lock", .path = "/usr/bin/postgres", .arguments = SpinArguments::pg_s_lock});
+    SpinProbe probe;
+    probe.function = "s_lock";
+    probe.path = "/usr/bin/postgres";
+    probe.arguments = SpinArguments::pg_s_lock;
+    rec.probes.push_back(probe);
     rec.kernel_entries = {4};
     // Two threads interleaved; the hits are out of order as per-CPU buffers give them.
     rec.hits = {ret(2, 1600),
