@@ -54,7 +54,9 @@ constexpr const char* kUsage =
     "Examples:\n"
     "  lockprof record --match postgres --duration 10s --sample --flamegraph pg.svg\n"
     "  lockprof record --pid 4242 --event cycles,cache_misses --duration 5s --output r.json\n"
-    "  lockprof record --sample -- ./my_benchmark --threads 8\n\n";
+    "  lockprof record --sample -- ./my_benchmark --threads 8\n"
+    "  lockprof record --spin s_lock --match postgres --duration 10s   # contention per call "
+    "site\n\n";
 
 // The options record shares with `run`, as record words them.
 SamplingOptions record_sampling() {
