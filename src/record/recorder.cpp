@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -244,7 +245,10 @@ class Recorder {
     void run_command() {
         if (spec_.spin) {
             // Probes are placed in files: the program and the libraries it will load.
-            const std::string program = find_program(spec_.command[0]);
+            std::string program = find_program(spec_.command[0]);
+            std::error_code ec;
+            if (auto canonical = std::filesystem::canonical(program, ec); !ec)
+                program = canonical.string();
             if (!program.empty()) {
                 std::vector<std::string> binaries{program};
                 for (auto& lib : symbols::needed_libraries(program))
