@@ -2,10 +2,13 @@
 // pairing of entries with returns into call sites.
 #include "lockprof/record/spin.hpp"
 
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -138,10 +141,18 @@ TEST(SpinAnalysis, LostRecordsAreSaid) {
         << p.notes[0];
 }
 
-TEST(SpinStrings, ReadFromTheProcessAndFromItsMappedFile) {
+TEST(SpinStrings, ReadFromTheProcess) {
     static const char kText[] = "xlog.c";
+    char byte = 0;
+    iovec local{&byte, 1}, remote{const_cast<char*>(kText), 1};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1)
+        GTEST_SKIP() << "process_vm_readv fails here (" << std::strerror(errno)
+                     << "; qemu-user does not implement it)";
     EXPECT_EQ(read_process_string(getpid(), reinterpret_cast<std::uint64_t>(kText)), "xlog.c");
     EXPECT_EQ(read_process_string(getpid(), 0), std::nullopt);
+}
+
+TEST(SpinStrings, ReadFromTheMappedFile) {
     // A string literal lives in the executable's read-only data: readable from the file.
     const char* literal = "lockprof-spin-test-literal";
     EXPECT_EQ(
