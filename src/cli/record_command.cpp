@@ -54,7 +54,9 @@ constexpr const char* kUsage =
     "Examples:\n"
     "  lockprof record --match postgres --duration 10s --sample --flamegraph pg.svg\n"
     "  lockprof record --pid 4242 --event cycles,cache_misses --duration 5s --output r.json\n"
-    "  lockprof record --sample -- ./my_benchmark --threads 8\n\n";
+    "  lockprof record --sample -- ./my_benchmark --threads 8\n"
+    "  lockprof record --spin s_lock --match postgres --duration 10s   # contention per call "
+    "site\n\n";
 
 // The options record shares with `run`, as record words them.
 SamplingOptions record_sampling() {
@@ -87,6 +89,13 @@ po::options_description record_options(const SamplingOptions& sampling,
         ("duration,d", po::value<std::string>(),
          "stop attaching after this long (10s, 500ms); default: until SIGINT or every target "
          "exits. A command is recorded until it exits");
+    po::options_description spin("Spin slow paths (uprobes)");
+    spin.add_options()
+        ("spin", po::value<std::string>()->implicit_value(""),
+         "FUNC[,FUNC]: count every entry of these functions per call site with uprobes, with "
+         "the time from entry to return and the lock (first argument); without a value, the "
+         "known slow paths found in the target (PostgreSQL's s_lock, glibc's "
+         "pthread_spin_lock and __lll_lock_wait). Needs root or CAP_PERFMON");
     po::options_description sampled("Sampling and annotation");
     add_options_of(sampled, sampling.options());
     sampled.add_options()
@@ -103,7 +112,7 @@ po::options_description record_options(const SamplingOptions& sampling,
         ("help,h", "show this help");
     // clang-format on
     po::options_description all;
-    all.add(target).add(PmuOptions{}.options()).add(sampled).add(outputs);
+    all.add(target).add(spin).add(PmuOptions{}.options()).add(sampled).add(outputs);
     return all;
 }
 
@@ -134,6 +143,10 @@ void read_target(const po::variables_map& vm, const std::vector<std::string>& co
         spec.mode = record::Mode::match;
         spec.match = plan.target = vm["match"].as<std::string>();
         record::NameMatcher check(spec.match);  // refuses bad patterns now
+    }
+    if (vm.count("spin")) {
+        const auto& value = vm["spin"].as<std::string>();
+        spec.spin = value.empty() ? std::vector<std::string>{} : split_list(value, "spin");
     }
     if (vm.count("duration")) {
         spec.duration_ns = parse_duration_ns(vm["duration"].as<std::string>(), "duration");
@@ -172,6 +185,13 @@ std::optional<RecordPlan> parse_record(const std::vector<std::string>& all_args)
         command.assign(it + 1, args.end());
         args.erase(it, args.end());
     }
+    // `--spin FUNC`: the value may be the next word (an implicit value is otherwise only
+    // taken as --spin=FUNC); `--spin` before another option or at the end takes none.
+    for (std::size_t i = 0; i + 1 < args.size(); ++i)
+        if (args[i] == "--spin" && !args[i + 1].starts_with('-')) {
+            args[i] += "=" + args[i + 1];
+            args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        }
     const SamplingOptions sampling = record_sampling();
     RecordPlan plan;
     const auto options = record_options(sampling, plan.stacks);

@@ -296,6 +296,15 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
     add_counter_totals(result, profile);
     count_samples(result, profile);
     sampled_time(result, profile);
+    if (result.spin) {
+        std::map<std::uint32_t, const std::vector<profiling::MappedModule>*> modules;
+        for (const auto& p : result.processes)
+            modules[static_cast<std::uint32_t>(p.info.pid)] = &p.modules;
+        profile.spin_calls = analyse_spin(*result.spin, [&](std::uint32_t pid) {
+            const auto it = modules.find(pid);
+            return it == modules.end() ? nullptr : it->second;
+        });
+    }
     if (profile.samples == 0 || profile.total_weight <= 0) return profile;
 
     const std::regex locks = lock_regex(options.lock_pattern);

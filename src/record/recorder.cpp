@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -16,11 +18,15 @@
 
 #include <fmt/format.h>
 
+#include "lockprof/arch/call_abi.hpp"
 #include "lockprof/common/files.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/common/signal_name.hpp"
 #include "lockprof/pmu/events.hpp"
+#include "lockprof/pmu/uprobe.hpp"
 #include "lockprof/sampling/task_sampler.hpp"
+#include "lockprof/sampling/uprobe_sampler.hpp"
+#include "lockprof/symbols/elf_lookup.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 namespace lockprof::record {
@@ -68,6 +74,25 @@ void raise_descriptor_limit() {
     }
 }
 
+// The file execvp would run for `program` ("" when none is found): what --spin searches before
+// the command starts.
+std::string find_program(const std::string& program) {
+    if (program.find('/') != std::string::npos)
+        return ::access(program.c_str(), X_OK) == 0 ? program : "";
+    const char* path = std::getenv("PATH");
+    std::string list = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        std::size_t end = list.find(':', start);
+        if (end == std::string::npos) end = list.size();
+        const std::string dir = end > start ? list.substr(start, end - start) : ".";
+        const std::string candidate = dir + "/" + program;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        start = end + 1;
+    }
+    return "";
+}
+
 struct LiveProcess {
     std::size_t index = 0;  // into RecordResult::processes
     std::string maps;       // last /proc/PID/maps text, to skip unchanged re-reads
@@ -94,6 +119,7 @@ class Recorder {
     RecordResult run() {
         raise_descriptor_limit();
         if (spec_.sampling) prepare_sampler();
+        if (spec_.spin) check_uprobes();
         start_ = Clock::now();
         if (spec_.mode == Mode::command)
             run_command();
@@ -123,9 +149,113 @@ class Recorder {
         result_.sampling = choice.info;
     }
 
+    // --- spin probes -----------------------------------------------------------------------
+
+    void check_uprobes() {
+        std::string why;
+        uprobe_pmu_ = pmu::uprobe_pmu(why, spec_.root.empty() ? "/sys" : spec_.root + "/sys");
+        if (!uprobe_pmu_) throw Error("--spin: " + why);
+    }
+
+    // Finds the functions in `binaries` and makes the sampler for them.
+    void prepare_spin(const std::vector<std::string>& binaries) {
+        auto plan = plan_spin(*spec_.spin, binaries);
+        std::vector<sampling::UprobeTarget> targets;
+        for (const auto& p : plan.probes) targets.push_back({p.path, p.file_offset, p.function});
+        spin_.emplace(*uprobe_pmu_, std::move(targets));
+        spin_->check_targets();
+        for (std::size_t i = 0; i < plan.probes.size(); ++i)
+            plan.probes[i].refused = spin_->refusal(i);
+        SpinRecording recording;
+        recording.probes = std::move(plan.probes);
+        recording.searched = std::move(plan.searched);
+        result_.spin = std::move(recording);
+    }
+
+    std::string spin_error(int error, std::size_t failed) const {
+        const auto& p = result_.spin->probes.at(failed);
+        return pmu::explain_uprobe_error(error, p.function, p.path);
+    }
+
+    // Every function was refused by the kernel: one line, the first refusal.
+    std::string nothing_probed() const {
+        const auto notes = spin_->notes();
+        return notes.empty() ? "--spin: no function could be probed"
+                             : notes.front().substr(notes.front().find("--spin:"));
+    }
+
+    std::optional<std::string> target_string(std::uint32_t pid, std::uint64_t address) {
+        if (address == 0) return std::nullopt;
+        const auto key = std::make_pair(pid, address);
+        if (auto it = strings_.find(key); it != strings_.end()) return it->second;
+        auto text = read_process_string(static_cast<pid_t>(pid), address);
+        if (text) strings_[key] = *text;
+        return text;
+    }
+
+    void drain_spin() {
+        if (!spin_) return;
+        const auto& abi = arch::call_abi();
+        for (auto& h : spin_->drain()) {
+            SpinHit hit;
+            hit.probe = h.probe;
+            hit.is_return = h.is_return;
+            hit.pid = h.pid;
+            hit.tid = h.tid;
+            hit.time_ns = h.time_ns;
+            if (!h.is_return) {
+                know_command_process(static_cast<pid_t>(h.pid));
+                hit.lock = arch::argument(abi, h.regs, 0).value_or(0);
+                hit.return_address = h.return_address;
+                if (result_.spin->probes[h.probe].arguments == SpinArguments::pg_s_lock) {
+                    hit.file_pointer = arch::argument(abi, h.regs, 1).value_or(0);
+                    hit.line = static_cast<int>(arch::argument(abi, h.regs, 2).value_or(0));
+                    hit.func_pointer = arch::argument(abi, h.regs, 3).value_or(0);
+                    hit.file = target_string(h.pid, hit.file_pointer).value_or("");
+                    hit.func = target_string(h.pid, hit.func_pointer).value_or("");
+                }
+            }
+            result_.spin->hits.push_back(std::move(hit));
+        }
+    }
+
+    void finish_spin() {
+        if (!spin_) return;
+        spin_->stop();
+        drain_spin();
+        for (const auto& c : spin_->counts()) result_.spin->kernel_entries.push_back(c.entries);
+        result_.spin->lost = spin_->lost();
+        for (auto& n : spin_->notes()) note(std::move(n));
+        // Strings of processes that ended before they were read: from their mapped files.
+        for (auto& h : result_.spin->hits) {
+            if (h.is_return || result_.spin->probes[h.probe].arguments != SpinArguments::pg_s_lock)
+                continue;
+            const auto known = known_.find(static_cast<pid_t>(h.pid));
+            if (known == known_.end()) continue;
+            const auto& modules = result_.processes[known->second].modules;
+            if (h.file.empty() && h.file_pointer)
+                h.file = read_mapped_string(modules, h.file_pointer).value_or("");
+            if (h.func.empty() && h.func_pointer)
+                h.func = read_mapped_string(modules, h.func_pointer).value_or("");
+        }
+    }
+
     // --- command --------------------------------------------------------------------------
 
     void run_command() {
+        if (spec_.spin) {
+            // Probes are placed in files: the program and the libraries it will load.
+            std::string program = find_program(spec_.command[0]);
+            std::error_code ec;
+            if (auto canonical = std::filesystem::canonical(program, ec); !ec)
+                program = canonical.string();
+            if (!program.empty()) {
+                std::vector<std::string> binaries{program};
+                for (auto& lib : symbols::needed_libraries(program))
+                    binaries.push_back(std::move(lib));
+                prepare_spin(binaries);
+            }
+        }
         int gate[2], status_pipe[2];
         if (pipe2(gate, O_CLOEXEC) != 0 || pipe2(status_pipe, O_CLOEXEC) != 0)
             throw Error(fmt::format("cannot start '{}': pipe failed ({})", spec_.command[0],
@@ -170,6 +300,19 @@ class Recorder {
                     fmt::format("sampling: the command cannot be sampled: {}",
                                 pmu::explain_open_error(error, result_.sampling->event)));
         }
+        if (spin_) {
+            std::size_t failed = 0;
+            if (const int error = spin_->attach_inherited(child, online_cpus(spec_.root), failed)) {
+                kill(child, SIGKILL);
+                waitpid(child, nullptr, 0);
+                throw Error(spin_error(error, failed));
+            }
+            if (spin_->none_usable()) {
+                kill(child, SIGKILL);
+                waitpid(child, nullptr, 0);
+                throw Error(nothing_probed());
+            }
+        }
         const char go = 1;
         [[maybe_unused]] auto ignored = ::write(gate[1], &go, 1);
         ::close(gate[1]);
@@ -198,7 +341,10 @@ class Recorder {
             const pid_t done = waitpid(child, &status, WNOHANG);
             if (done == child) break;
             if (const int signal = stop_.load()) stop_command(child, signal);
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            for (int i = 0; i < 5; ++i) {
+                drain_spin();
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
         }
         result_.exit_status = WIFEXITED(status)     ? WEXITSTATUS(status)
                               : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
@@ -259,6 +405,7 @@ class Recorder {
                     "start it first, or check the name with `ps -eo pid,comm`",
                     spec_.match));
         }
+        std::vector<ProcessInfo> pending;
         for (pid_t pid : initial) {
             const auto info = read_process(pid, proc_root_);
             if (!info) {
@@ -266,8 +413,17 @@ class Recorder {
                 throw UsageError(fmt::format(
                     "--pid: no process {} is running; check the id with `ps -p {}`", pid, pid));
             }
-            attach_process(*info);
+            pending.push_back(*info);
         }
+        if (spec_.spin) {
+            std::vector<std::string> binaries;
+            for (const auto& info : pending)
+                for (auto& b : spin_binaries(info.exe, symbols::process_modules(info.pid)))
+                    if (std::find(binaries.begin(), binaries.end(), b) == binaries.end())
+                        binaries.push_back(std::move(b));
+            prepare_spin(binaries);
+        }
+        for (const auto& info : pending) attach_process(info);
         bool any = false;
         for (const auto& p : result_.processes) any |= p.problem.empty();
         if (!any) throw Error(result_.processes.front().problem);
@@ -295,8 +451,10 @@ class Recorder {
             }
             auto next = Clock::now() + kPollInterval;
             if (next > deadline) next = deadline;
-            while (Clock::now() < next && stop_.load() == 0)
+            while (Clock::now() < next && stop_.load() == 0) {
+                drain_spin();
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
         }
     }
 
@@ -362,6 +520,23 @@ class Recorder {
                     note(fmt::format("sampling: thread {} of {} cannot be sampled: {}", tid, pid,
                                      pmu::explain_open_error(error, result_.sampling->event)));
             }
+            if (spin_ && !refused) {
+                std::size_t failed = 0;
+                const int error = spin_->attach_task(tid, failed);
+                if (error == EACCES || error == EPERM) {
+                    if (!spin_attached_) throw Error(spin_error(error, failed));
+                    refused = error;
+                } else if (error == ESRCH) {
+                    continue;
+                } else if (error) {
+                    note(fmt::format("spin: thread {} of {}: {}", tid, pid,
+                                     spin_error(error, failed)));
+                } else if (spin_->none_usable()) {
+                    throw Error(nothing_probed());
+                } else {
+                    spin_attached_ = true;
+                }
+            }
             if (refused && process.problem.empty())
                 process.problem = explain_attach_refusal(process.info, context_);
             process.threads.push_back(std::move(task));
@@ -418,20 +593,24 @@ class Recorder {
 
     // Samples from processes not attached by pid (children of a command) make them known,
     // with their mappings, while they are alive.
+    void know_command_process(pid_t pid) {
+        if (pid > 0 && !known_.count(pid) && spec_.mode == Mode::command) {
+            ProcessRecord p;
+            p.info.pid = pid;
+            if (auto info = read_process(pid, proc_root_)) p.info = *info;
+            add_process(std::move(p));
+            if (result_.processes.back().modules.empty()) {
+                result_.processes.back().exited = true;
+                live_.erase(pid);
+            }
+        }
+    }
+
     void drain_samples() {
+        drain_spin();
         if (!sampler_) return;
         for (auto& s : sampler_->drain()) {
-            const auto pid = static_cast<pid_t>(s.pid);
-            if (pid > 0 && !known_.count(pid) && spec_.mode == Mode::command) {
-                ProcessRecord p;
-                p.info.pid = pid;
-                if (auto info = read_process(pid, proc_root_)) p.info = *info;
-                add_process(std::move(p));
-                if (result_.processes.back().modules.empty()) {
-                    result_.processes.back().exited = true;
-                    live_.erase(pid);
-                }
-            }
+            know_command_process(static_cast<pid_t>(s.pid));
             result_.samples.push_back(std::move(s));
         }
         for (auto& e : sampler_->take_events()) task_events_.push_back(std::move(e));
@@ -448,6 +627,7 @@ class Recorder {
 
     void finish() {
         result_.duration_s = seconds();
+        finish_spin();
         if (sampler_) {
             sampler_->stop();
             drain_samples();
@@ -493,6 +673,10 @@ class Recorder {
     AttachContext context_;
     Clock::time_point start_{};
     std::optional<sampling::TaskSampler> sampler_;
+    std::optional<pmu::UprobePmu> uprobe_pmu_;
+    std::optional<sampling::UprobeSampler> spin_;
+    bool spin_attached_ = false;  // some thread has probes: later refusals are notes
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::string> strings_;  // read so far
     pmu::ThreadCounters command_counters_;
     std::map<pid_t, std::size_t> known_;  // every process seen -> index
     std::map<pid_t, LiveProcess> live_;

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/report/json.hpp"
@@ -82,6 +83,51 @@ std::string spin_sentence(const record::Profile& p) {
     return out;
 }
 
+// "12.3 ms", "850 ns": a slow-path time.
+std::string duration_text(double ns) {
+    if (ns >= 1e9) return fmt::format("{:.2f} s", ns / 1e9);
+    if (ns >= 1e6) return fmt::format("{:.2f} ms", ns / 1e6);
+    if (ns >= 1e3) return fmt::format("{:.2f} us", ns / 1e3);
+    return fmt::format("{:.0f} ns", ns);
+}
+
+std::string locks_text(const record::SpinSite& s) {
+    if (s.locks.empty()) return "";
+    std::string out = fmt::format("{:#x}", s.locks.front());
+    if (s.distinct_locks > 1) out += fmt::format(" +{}", s.distinct_locks - 1);
+    return out;
+}
+
+// The --spin section: per call site, hottest (most time in the slow path) first.
+std::string render_spin(const record::SpinProfile& s) {
+    std::vector<std::string> names;
+    for (const auto& f : s.functions)
+        if (f.refused.empty())
+            names.push_back(fmt::format("{} in {}", f.function, basename(f.path)));
+    std::string out =
+        fmt::format("\nSpin slow paths (uprobes on {}): {} entries, {} in the slow path{}\n",
+                    fmt::join(names, ", "), s.entries, duration_text(s.total_ns),
+                    s.timed && s.timed < s.entries ? fmt::format(" ({} timed)", s.timed) : "");
+    if (s.sites.empty()) {
+        out += "  no entries: the probed functions were not called while recording\n";
+    } else {
+        TextTable table;
+        table.set_header(
+            {"entries", "total", "mean", "max", "lock", "procs", "function", "call site"},
+            {TextTable::Align::right, TextTable::Align::right, TextTable::Align::right,
+             TextTable::Align::right, TextTable::Align::left, TextTable::Align::right,
+             TextTable::Align::left, TextTable::Align::left});
+        for (const auto& site : s.sites)
+            table.add_row({std::to_string(site.entries), duration_text(site.total_ns),
+                           site.timed ? duration_text(site.mean_ns) : "",
+                           site.timed ? duration_text(site.max_ns) : "", locks_text(site),
+                           std::to_string(site.processes), site.function, site.site});
+        out += table.render("  ");
+    }
+    for (const auto& n : s.notes) out += fmt::format("  {}\n", n);
+    return out;
+}
+
 std::string render_record(const record::RecordResult& r, const record::Profile& p,
                           std::size_t top_symbols, unsigned listing_top) {
     const auto& pv = r.provenance;
@@ -158,6 +204,7 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
             if (p.lock_function[i])
                 out += sampling::render_function_listing(p.annotated[i], "hottest loop");
     }
+    if (p.spin_calls) out += render_spin(*p.spin_calls);
     for (const auto& w : p.warnings) out += fmt::format("warning: {}\n", w);
     if (!r.notes.empty()) {
         out += "\n";
@@ -256,6 +303,49 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
                          {"summary", spin_sentence(p)},
                          {"symbols", std::move(spin_symbols)},
                          {"hot_instructions", std::move(spin_hot)}};
+    doc["spin_calls"] = nullptr;
+    if (p.spin_calls) {
+        const auto& sc = *p.spin_calls;
+        json functions = json::array();
+        for (std::size_t i = 0; i < sc.functions.size(); ++i) {
+            const auto& f = sc.functions[i];
+            const auto& probe = r.spin->probes[i];
+            functions.push_back({{"function", f.function},
+                                 {"path", f.path},
+                                 {"address", fmt::format("{:#x}", probe.address)},
+                                 {"file_offset", fmt::format("{:#x}", probe.file_offset)},
+                                 {"entries", f.entries},
+                                 {"kernel_entries", f.kernel_entries},
+                                 {"refused", f.refused},
+                                 {"total_ns", f.total_ns}});
+        }
+        json sites = json::array();
+        for (const auto& site : sc.sites) {
+            json locks = json::array();
+            for (auto l : site.locks) locks.push_back(fmt::format("{:#x}", l));
+            sites.push_back({{"function", site.function},
+                             {"site", site.site},
+                             {"file", site.file},
+                             {"line", site.line},
+                             {"caller", site.caller},
+                             {"module", site.module},
+                             {"entries", site.entries},
+                             {"timed", site.timed},
+                             {"total_ns", site.total_ns},
+                             {"mean_ns", site.mean_ns},
+                             {"max_ns", site.max_ns},
+                             {"locks", std::move(locks)},
+                             {"distinct_locks", site.distinct_locks},
+                             {"processes", site.processes}});
+        }
+        doc["spin_calls"] = {{"functions", std::move(functions)},
+                             {"searched", sc.searched},
+                             {"entries", sc.entries},
+                             {"timed", sc.timed},
+                             {"total_ns", sc.total_ns},
+                             {"sites", std::move(sites)},
+                             {"notes", sc.notes}};
+    }
     return doc;
 }
 

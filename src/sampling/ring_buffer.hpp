@@ -59,6 +59,15 @@ struct RingBuffer {
     }
 
     void drain() {
+        for_each_record([this](const perf_event_header& header, const unsigned char* body,
+                               std::size_t size) { parse(header, body, size); });
+    }
+
+    // Every whole record written since the last call, to `f(header, body, body size)` (the
+    // bytes after the header; a record wrapping the end of the buffer is copied whole first),
+    // then the buffer space is given back. Samplers with their own layout parse them there.
+    template <class F>
+    void for_each_record(F&& f) {
         std::lock_guard guard(mutex);
         if (!base) return;
         auto* meta = static_cast<perf_event_mmap_page*>(base);
@@ -72,7 +81,7 @@ struct RingBuffer {
             if (header.size < sizeof header || tail + header.size > head) break;
             record.resize(header.size);
             copy_out(data, tail, record.data(), header.size);
-            parse(header, record.data() + sizeof header, header.size - sizeof header);
+            f(header, record.data() + sizeof header, header.size - sizeof header);
             tail += header.size;
         }
         __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
@@ -159,21 +168,23 @@ struct RingBuffer {
 // Maps a ring buffer for the sampling event `fd` (taking ownership of fd), shrinking it when
 // locked memory runs out rather than leave the task unsampled. `problem` says what went wrong
 // or had to shrink ("" when nothing did); nullptr when no buffer could be mapped (fd closed).
-inline std::shared_ptr<RingBuffer> map_ring_buffer(int fd, std::string& problem) {
+// `data_pages`: the size asked for first, a power of two.
+inline std::shared_ptr<RingBuffer> map_ring_buffer(int fd, std::string& problem,
+                                                   std::size_t data_pages = kRingDataPages) {
     auto ring = std::make_shared<RingBuffer>();
     ring->fd = fd;
-    for (std::size_t pages = kRingDataPages; pages >= 1; pages /= 2) {
+    for (std::size_t pages = data_pages; pages >= 1; pages /= 2) {
         const std::size_t size = (pages + 1) * page_size();
         void* base = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (base == MAP_FAILED) continue;
         ring->base = base;
         ring->mmap_size = size;
         ring->data_size = pages * page_size();
-        if (pages < kRingDataPages)
+        if (pages < data_pages)
             problem = fmt::format(
                 "locked-memory limit reached, some ring buffers have {} KiB instead of {} KiB; "
                 "raise `ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb if samples are lost",
-                ring->data_size / 1024, kRingDataPages * page_size() / 1024);
+                ring->data_size / 1024, data_pages * page_size() / 1024);
         return ring;
     }
     // One line for the whole failure: why (the limit, when EPERM says it is spent) and what

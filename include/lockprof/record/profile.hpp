@@ -83,6 +83,7 @@ struct Profile {
     // sampling does not see time in the kernel (system calls, faults): a warning says how much
     // went unseen when this is well below 1.
     std::optional<double> sampled_cpu_share;
+    std::optional<SpinProfile> spin_calls;  // --spin: the probed slow paths per call site
     std::vector<std::string> warnings;
 };
 

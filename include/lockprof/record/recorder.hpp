@@ -26,6 +26,7 @@
 
 #include "lockprof/common/error.hpp"
 #include "lockprof/pmu/counters.hpp"
+#include "lockprof/record/spin.hpp"
 #include "lockprof/record/targets.hpp"
 #include "lockprof/sampling/sampler.hpp"
 #include "lockprof/sampling/task_sampler.hpp"
@@ -47,6 +48,9 @@ struct RecordSpec {
     std::optional<std::uint64_t> duration_ns;  // pid/match; nullopt: until SIGINT or all exit
     pmu::CountingPlan counting;                // empty events: count nothing
     std::optional<sampling::SamplerRequest> sampling;
+    // --spin: the functions to probe on entry and return (spin.hpp); empty: the known slow
+    // paths found in the target; nullopt: no probes.
+    std::optional<std::vector<std::string>> spin;
     // Where /proc and /sys are read: "" (the machine's own) except in tests, whose fake
     // folder holds proc/ and sys/.
     std::string root;
@@ -88,6 +92,7 @@ struct RecordResult {
     std::optional<profiling::SamplingInfo> sampling;  // its modules are unused: per process
     std::vector<profiling::RawSample> samples;        // with pid and tid
     std::uint64_t samples_lost = 0;
+    std::optional<SpinRecording> spin;  // --spin: every probed entry and return
     std::vector<std::string> notes;
     std::optional<int> exit_status;  // command: its exit code, 128+signal when killed
     bool interrupted = false;        // ended by SIGINT/SIGTERM

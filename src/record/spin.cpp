@@ -1,0 +1,321 @@
+#include "lockprof/record/spin.hpp"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "lockprof/common/error.hpp"
+#include "lockprof/symbols/elf_lookup.hpp"
+#include "lockprof/symbols/resolver.hpp"
+
+namespace lockprof::record {
+namespace {
+
+// clang-format off
+constexpr KnownSlowPath kKnown[] = {
+    {.function = "s_lock", .owner = "PostgreSQL",
+     .meaning = "a contended spinlock acquisition: s_lock() runs only after the inlined first "
+                "test-and-set failed; entry to return is the time spent spinning and sleeping "
+                "(perform_spin_delay) until the lock was taken",
+     .arguments = SpinArguments::pg_s_lock},
+    {.function = "pthread_spin_lock", .owner = "glibc",
+     .meaning = "every pthread_spin_lock() call, contended or not (glibc's whole lock is this "
+                "function); entry to return is the time to acquire",
+     .arguments = SpinArguments::lock_only},
+    {.function = "__lll_lock_wait", .owner = "glibc",
+     .meaning = "a contended pthread_mutex_lock(): the futex wait after the inlined atomic "
+                "failed; entry to return includes the time asleep in the kernel",
+     .arguments = SpinArguments::lock_only},
+};
+// clang-format on
+
+constexpr std::size_t kMaxString = 256;
+constexpr std::size_t kLocksKept = 8;
+
+std::string base_name(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::span<const KnownSlowPath> known_slow_paths() {
+    return kKnown;
+}
+
+const KnownSlowPath* find_slow_path(std::string_view function) {
+    for (const auto& k : kKnown)
+        if (function == k.function) return &k;
+    return nullptr;
+}
+
+std::vector<std::string> spin_binaries(const std::string& exe,
+                                       const std::vector<profiling::MappedModule>& modules) {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& path) {
+        if (path.empty() || !path.starts_with('/')) return;
+        if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+    };
+    add(exe);
+    for (const auto& m : modules)
+        if (m.path != symbols::kVdso) add(m.path);
+    return out;
+}
+
+SpinPlan plan_spin(const std::vector<std::string>& functions,
+                   const std::vector<std::string>& binaries) {
+    SpinPlan plan;
+    // Only ELF files are searched (a process also maps locale archives and caches).
+    for (const auto& path : binaries) {
+        symbols::ElfImage image;
+        if (symbols::elf_image(path, image)) plan.searched.push_back(path);
+    }
+    const std::vector<std::string>& elf_files = plan.searched;
+    std::vector<std::string> wanted = functions;
+    const bool defaults = wanted.empty();
+    if (defaults)
+        for (const auto& k : kKnown) wanted.emplace_back(k.function);
+    std::set<std::string> stripped;
+    for (const auto& function : wanted) {
+        bool found = false;
+        for (const auto& path : elf_files) {
+            const auto search = symbols::find_function(path, function);
+            if (search.readable && !search.has_symtab) stripped.insert(path);
+            if (!search.found) continue;
+            found = true;
+            SpinProbe probe;
+            probe.function = function;
+            probe.path = path;
+            probe.address = search.found->address;
+            probe.file_offset = search.found->file_offset;
+            const auto* known = find_slow_path(function);
+            probe.arguments = known ? known->arguments : SpinArguments::lock_only;
+            plan.probes.push_back(std::move(probe));
+        }
+        if (!found && !defaults) {
+            std::string why;
+            if (!stripped.empty())
+                why = fmt::format(
+                    "; stripped (no .symtab, only exported functions searched): {}; install "
+                    "their debug symbols (a -dbgsym package) to find static functions",
+                    fmt::join(stripped, ", "));
+            throw UsageError(
+                fmt::format("--spin: no function {} in the target's binaries "
+                            "(searched {}: {}){}",
+                            function, elf_files.size(), fmt::join(elf_files, ", "), why));
+        }
+    }
+    if (plan.probes.empty()) {
+        std::vector<std::string> names;
+        for (const auto& k : kKnown) names.emplace_back(k.function);
+        throw UsageError(fmt::format(
+            "--spin: none of the known slow paths ({}) is in the target's binaries (searched "
+            "{}: {}); name the functions to probe: --spin FUNC[,FUNC]",
+            fmt::join(names, ", "), elf_files.size(), fmt::join(elf_files, ", ")));
+    }
+    return plan;
+}
+
+std::optional<std::string> read_process_string(pid_t pid, std::uint64_t address) {
+    if (address == 0) return std::nullopt;
+    std::string out;
+    char buffer[64];
+    while (out.size() < kMaxString) {
+        iovec local{buffer, sizeof buffer};
+        iovec remote{reinterpret_cast<void*>(address + out.size()), sizeof buffer};
+        const ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (n <= 0) {
+            // The last chunk may cross into an unmapped page: read it byte by byte.
+            local.iov_len = remote.iov_len = 1;
+            if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != 1) return std::nullopt;
+            if (buffer[0] == '\0') return out;
+            out += buffer[0];
+            continue;
+        }
+        for (ssize_t i = 0; i < n; ++i) {
+            if (buffer[i] == '\0') return out;
+            out += buffer[i];
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> read_mapped_string(const std::vector<profiling::MappedModule>& modules,
+                                              std::uint64_t address) {
+    // The load bias of each file from one of its mappings, then the address's file offset
+    // through the file's own segments: its read-only data may not be among the mappings kept.
+    std::set<std::string> tried;
+    for (const auto& m : modules) {
+        if (m.path == symbols::kVdso || !tried.insert(m.path).second) continue;
+        symbols::ElfImage image;
+        if (!symbols::elf_image(m.path, image)) continue;
+        std::optional<std::uint64_t> bias;
+        for (const auto& seg : image.segments)
+            if (m.offset >= seg.offset && m.offset < seg.offset + std::max(seg.filesz, 1ul)) {
+                bias = m.start - (seg.vaddr + (m.offset - seg.offset));
+                break;
+            }
+        if (!bias || address < *bias) continue;
+        const auto offset = symbols::file_offset_of(image, address - *bias);
+        if (!offset) continue;
+        std::ifstream in(m.path, std::ios::binary);
+        in.seekg(static_cast<std::streamoff>(*offset));
+        std::string out;
+        char c = 0;
+        while (out.size() < kMaxString && in.get(c) && c != '\0') out += c;
+        if (in) return out;
+    }
+    return std::nullopt;
+}
+
+SpinProfile analyse_spin(
+    const SpinRecording& recording,
+    const std::function<const std::vector<profiling::MappedModule>*(std::uint32_t)>& modules_of) {
+    SpinProfile out;
+    out.searched = recording.searched;
+    for (std::size_t i = 0; i < recording.probes.size(); ++i) {
+        SpinFunction f;
+        f.function = recording.probes[i].function;
+        f.path = recording.probes[i].path;
+        f.refused = recording.probes[i].refused;
+        if (i < recording.kernel_entries.size()) f.kernel_entries = recording.kernel_entries[i];
+        out.functions.push_back(std::move(f));
+    }
+
+    // Each thread's hits in time order (a command's per-CPU buffers interleave).
+    std::vector<const SpinHit*> hits;
+    for (const auto& h : recording.hits) hits.push_back(&h);
+    std::stable_sort(hits.begin(), hits.end(), [](const SpinHit* a, const SpinHit* b) {
+        return std::tie(a->pid, a->tid, a->time_ns) < std::tie(b->pid, b->tid, b->time_ns);
+    });
+
+    struct Site {
+        SpinSite site;
+        std::map<std::uint64_t, std::uint64_t> locks;  // address -> entries
+        std::set<std::uint32_t> pids;
+    };
+    std::map<std::string, Site> sites;
+    std::map<std::uint32_t, std::unique_ptr<symbols::SymbolResolver>> resolvers;
+    auto resolver_of = [&](std::uint32_t pid) -> const symbols::SymbolResolver* {
+        auto [it, added] = resolvers.try_emplace(pid);
+        if (added) {
+            const auto* modules = modules_of ? modules_of(pid) : nullptr;
+            if (modules && !modules->empty())
+                it->second = std::make_unique<symbols::SymbolResolver>(*modules);
+        }
+        return it->second.get();
+    };
+    // The site of an entry; its key groups entries of one call site.
+    auto site_of = [&](const SpinHit& h) -> Site& {
+        const SpinProbe& probe = recording.probes[h.probe];
+        SpinSite s;
+        s.function = probe.function;
+        std::string key;
+        if (probe.arguments == SpinArguments::pg_s_lock && (!h.file.empty() || h.line)) {
+            s.file = h.file;
+            s.line = h.line;
+            s.caller = h.func;
+            s.site = fmt::format("{}:{} {}", base_name(h.file), h.line, h.func);
+            key = fmt::format("{}\n{}\n{}\n{}", h.probe, h.file, h.line, h.func);
+        } else if (h.return_address) {
+            const auto* resolver = resolver_of(h.pid);
+            // The call is the instruction before the return address.
+            const auto where =
+                resolver ? resolver->resolve(*h.return_address - 1) : symbols::Location{};
+            s.module = where.module;
+            s.file = where.source_file;
+            s.line = where.source_line;
+            if (where.has_symbol()) {
+                s.caller = symbols::short_name(where.symbol);
+                const std::uint64_t offset = *h.return_address - where.symbol_start;
+                s.site = s.file.empty()
+                             ? fmt::format("{}+{:#x}", s.caller, offset)
+                             : fmt::format("{}:{} {}", base_name(s.file), s.line, s.caller);
+                key = fmt::format("{}\n{}\n{}+{}", h.probe, where.module, where.symbol, offset);
+            } else {
+                const std::uint64_t address = where.module.empty()
+                                                  ? *h.return_address
+                                                  : where.file_address(*h.return_address);
+                s.site = where.module.empty()
+                             ? fmt::format("[unknown] {:#x}", address)
+                             : fmt::format("[{}]+{:#x}", base_name(where.module), address);
+                key = fmt::format("{}\n{}\n{:#x}", h.probe, where.module, address);
+            }
+        } else {
+            s.site = "[unknown caller]";
+            key = fmt::format("{}\n?", h.probe);
+        }
+        auto [it, added] = sites.try_emplace(key);
+        if (added) it->second.site = std::move(s);
+        return it->second;
+    };
+
+    std::map<std::pair<std::uint32_t, std::size_t>, std::vector<std::pair<const SpinHit*, Site*>>>
+        open;  // (tid, probe) -> entries not yet returned, innermost last
+    for (const SpinHit* h : hits) {
+        const auto key = std::make_pair(h->tid, h->probe);
+        if (!h->is_return) {
+            Site& site = site_of(*h);
+            ++site.site.entries;
+            ++site.locks[h->lock];
+            site.pids.insert(h->pid);
+            ++out.functions[h->probe].entries;
+            ++out.entries;
+            open[key].emplace_back(h, &site);
+            continue;
+        }
+        auto it = open.find(key);
+        if (it == open.end() || it->second.empty()) continue;  // entered before the recording
+        auto [entry, site] = it->second.back();
+        it->second.pop_back();
+        const double ns = static_cast<double>(h->time_ns - entry->time_ns);
+        ++site->site.timed;
+        site->site.total_ns += ns;
+        site->site.max_ns = std::max(site->site.max_ns, ns);
+        out.functions[h->probe].total_ns += ns;
+        out.total_ns += ns;
+        ++out.timed;
+    }
+
+    for (auto& [key, s] : sites) {
+        SpinSite site = std::move(s.site);
+        site.mean_ns = site.timed ? site.total_ns / static_cast<double>(site.timed) : 0;
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> locks(s.locks.begin(), s.locks.end());
+        std::stable_sort(locks.begin(), locks.end(),
+                         [](const auto& a, const auto& b) { return a.second > b.second; });
+        site.distinct_locks = locks.size();
+        for (std::size_t i = 0; i < locks.size() && i < kLocksKept; ++i)
+            site.locks.push_back(locks[i].first);
+        site.processes = s.pids.size();
+        out.sites.push_back(std::move(site));
+    }
+    std::stable_sort(out.sites.begin(), out.sites.end(), [](const auto& a, const auto& b) {
+        return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.entries > b.entries;
+    });
+
+    if (out.entries > out.timed)
+        out.notes.push_back(fmt::format(
+            "spin: {} of {} entries had not returned when the recording ended (or their return "
+            "was lost); they are counted but not timed",
+            out.entries - out.timed, out.entries));
+    for (const auto& f : out.functions)
+        if (f.kernel_entries > f.entries)
+            out.notes.push_back(fmt::format(
+                "spin: {} in {}: the kernel counted {} entries, {} were recorded ({} lost to "
+                "full buffers); per-site figures are from those recorded",
+                f.function, f.path, f.kernel_entries, f.entries, f.kernel_entries - f.entries));
+    if (recording.lost)
+        out.notes.push_back(
+            fmt::format("spin: {} probe records were lost (ring buffers full)", recording.lost));
+    return out;
+}
+
+}  // namespace lockprof::record

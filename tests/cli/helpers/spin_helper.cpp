@@ -1,0 +1,67 @@
+// A program with a PostgreSQL-like spinlock slow path for `record --spin` tests: s_lock(lock,
+// file, line, func) is called exactly kFirst times from one call site and kSecond times from
+// another, each naming itself as PostgreSQL's S_LOCK macro does; lock_slow_path(lock) (no
+// call-site arguments) kThird times from one site, whose return address names it.
+// `spin_helper [BEFORE_MS [AFTER_MS]]`: sleeps BEFORE_MS (default 0) before the calls, so a
+// recorder can attach by pid first, and AFTER_MS (default 300) after them, so it reads the
+// strings and mappings while the process is alive.
+#include <unistd.h>
+
+#include <cstdlib>
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define SPIN_HELPER_NOINLINE __attribute__((noinline, noipa, used))
+#else
+#define SPIN_HELPER_NOINLINE __attribute__((noinline, used))
+#endif
+
+namespace {
+constexpr int kFirst = 1000;
+constexpr int kSecond = 500;
+constexpr int kThird = 300;
+
+volatile int lock_a = 0;
+volatile int lock_b = 0;
+volatile int sink = 0;
+
+// A few microseconds of "spinning", so entry to return takes measurable time.
+void spin_a_while() {
+    for (int i = 0; i < 2000; ++i) sink = sink + 1;
+}
+}  // namespace
+
+extern "C" SPIN_HELPER_NOINLINE int s_lock(volatile int* lock, const char* file, int line,
+                                           const char* func) {
+    spin_a_while();
+    *lock = 1;
+    return file[0] + line + func[0];
+}
+
+extern "C" SPIN_HELPER_NOINLINE void lock_slow_path(volatile int* lock) {
+    spin_a_while();
+    *lock = 0;
+}
+
+extern "C" SPIN_HELPER_NOINLINE void first_caller() {
+    for (int i = 0; i < kFirst; ++i) s_lock(&lock_a, "spin_helper.c", 101, "first_caller");
+}
+
+extern "C" SPIN_HELPER_NOINLINE void second_caller() {
+    for (int i = 0; i < kSecond; ++i)
+        s_lock(&lock_b, "src/backend/access/transam/xlog.c", 1234, "XLogGetLastRemovedSegno");
+}
+
+extern "C" SPIN_HELPER_NOINLINE void third_caller() {
+    for (int i = 0; i < kThird; ++i) lock_slow_path(&lock_a);
+}
+
+int main(int argc, char** argv) {
+    const int before = argc > 1 ? std::atoi(argv[1]) : 0;
+    const int after = argc > 2 ? std::atoi(argv[2]) : 300;
+    usleep(static_cast<useconds_t>(before) * 1000);
+    first_caller();
+    second_caller();
+    third_caller();
+    usleep(static_cast<useconds_t>(after) * 1000);
+    return 0;
+}
