@@ -558,6 +558,7 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
         for (const auto& event : s.events)
             if (event.counted) e.events_per_acquire.emplace_back(event.event, event.per_acquire);
         e.derived = s.derived;
+        e.trials_note = adaptive_note(s);
         out.push_back(std::move(e));
     }
     return out;
@@ -589,6 +590,9 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
         for (const auto& rule : rules())
             for (auto& claim : rule.apply(context))
                 d.findings.push_back({std::string(rule.id), std::move(claim.text), claim.explains});
+        for (const CellEvidence* c : {base, &cell})
+            if (!c->trials_note.empty())
+                d.findings.push_back({"trials-auto", "--trials auto: " + c->trials_note, false});
         const bool explained = std::any_of(d.findings.begin(), d.findings.end(),
                                            [](const auto& f) { return f.explains; });
         const bool counted = !base->events_per_acquire.empty() || !cell.events_per_acquire.empty();

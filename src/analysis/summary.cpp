@@ -123,7 +123,9 @@ VerdictOptions verdict_options(const std::vector<CellSummary>& summaries) {
     return {};
 }
 
-std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries) {
+namespace {
+
+std::vector<std::string> verdict_comparison_notes(const std::vector<CellSummary>& summaries) {
     const std::size_t family = comparison_count(summaries);
     if (family == 0) return {};
     std::vector<std::string> out{"vs first: " + method_text(verdict_options(summaries), family)};
@@ -145,6 +147,71 @@ std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries
             !outliers.empty())
             out.push_back(fmt::format("{}: {}", cell, outliers));
     }
+    return out;
+}
+
+}  // namespace
+
+std::vector<double> trial_throughputs(const workload::CellResult& cell) {
+    std::vector<double> out;
+    for (const auto& t : cell.trials) out.push_back(figures_of(t).per_second);
+    return out;
+}
+
+Precision cell_precision(const workload::CellResult& cell, const VerdictOptions& options,
+                         std::size_t cells) {
+    return throughput_precision(trial_throughputs(cell), options, cells);
+}
+
+std::string adaptive_note(const CellSummary& s) {
+    if (!s.precision || !s.cell || s.cell->stop != workload::TrialStop::budget) return "";
+    const Precision& p = *s.precision;
+    std::string line = fmt::format(
+        "{} at {} thread{} stayed inconclusive: the --max-time budget ran out after {} trials "
+        "with its interval {}, wider than {}",
+        s.cell->lock, s.cell->threads, s.cell->threads == 1 ? "" : "s", s.trials, precision_text(p),
+        band_text(p.equivalence));
+    if (p.trials_to_narrow)
+        line +=
+            *p.trials_to_narrow > kSettleLimit
+                ? fmt::format("; more than {} trials would be needed at this spread", kSettleLimit)
+                : fmt::format("; about {} trials would likely narrow it at this spread",
+                              *p.trials_to_narrow);
+    return line;
+}
+
+std::vector<std::string> adaptive_notes(const std::vector<CellSummary>& summaries) {
+    std::vector<std::string> out;
+    std::size_t settled = 0, auto_cells = 0;
+    unsigned fewest = 0, most = 0;
+    const Precision* any = nullptr;
+    for (const auto& s : summaries) {
+        if (!s.precision) continue;
+        any = &*s.precision;
+        ++auto_cells;
+        if (s.cell->stop != workload::TrialStop::settled) continue;
+        fewest = settled == 0 ? s.trials : std::min(fewest, s.trials);
+        most = std::max(most, s.trials);
+        ++settled;
+    }
+    if (!any) return out;
+    const std::string band = band_text(any->equivalence);
+    std::string head = fmt::format(
+        "trials auto: {} of {} cells settled (the {:.4g}% interval of their own acquires/s, "
+        "Bonferroni over {} cells, within {})",
+        settled, auto_cells, any->level * 100, summaries.size(), band);
+    if (settled > 0)
+        head += fewest == most ? fmt::format(" after {} trials", most)
+                               : fmt::format(" after {}-{} trials", fewest, most);
+    out.push_back(head);
+    for (const auto& s : summaries)
+        if (auto line = adaptive_note(s); !line.empty()) out.push_back("trials auto: " + line);
+    return out;
+}
+
+std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries) {
+    auto out = verdict_comparison_notes(summaries);
+    for (auto& line : adaptive_notes(summaries)) out.push_back(std::move(line));
     return out;
 }
 
@@ -192,6 +259,9 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
         }
         s.events = events_of(cell);
         s.derived = derived_metrics(cell);
+        if (cell.stop == workload::TrialStop::settled || cell.stop == workload::TrialStop::budget)
+            s.precision =
+                throughput_precision(s.acquires_per_second.values, options, run.cells.size());
         out.push_back(std::move(s));
     }
     // Compare each cell with the first lock at the same thread count; all comparisons of the

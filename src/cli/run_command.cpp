@@ -78,7 +78,13 @@ po::options_description workload_options() {
         ("trials", po::value<std::string>()->default_value("3"),
          "repetitions of each cell; figures are medians with the trials' spread, and "
          "comparisons with the first lock get a 95% interval and a verdict (3 or more; "
-         "5 or more for useful intervals)")
+         "5 or more for useful intervals). `auto` (with --max-time): at least 3 per cell, "
+         "then more, round-robin over the cells still unsettled, until each cell's own "
+         "interval on its acquires/s lies within the --equivalence band or the budget is "
+         "spent; cells the budget stopped are listed under the table as inconclusive")
+        ("max-time", po::value<std::string>(),
+         "with --trials auto: the time budget of the whole sweep, warm-up included (30s, 600s); "
+         "the first 3 trials of every cell always run, later ones start only within it")
         ("equivalence", po::value<std::string>()->default_value("2%"),
          "equivalence band of the verdicts: a ratio whose interval lies within 1 +- this is "
          "`equivalent` (2%, 5%, 0.05)")
@@ -126,7 +132,10 @@ std::string usage_text(const po::options_description& visible) {
         "  lockprof --lock=ticket,mcs --threads=4 --latency      FIFO locks with latency "
         "percentiles\n"
         "  lockprof --lock=tas --acquires=50000 --threads=1,2,4  fixed work per thread\n"
-        "  lockprof --output run.json --csv run.csv              keep results for scripts\n\n";
+        "  lockprof --output run.json --csv run.csv              keep results for scripts\n"
+        "  lockprof --trials auto --max-time 120s                trials until each cell's "
+        "interval\n"
+        "                                                        is within --equivalence\n\n";
     std::ostringstream options;
     options << visible;
     out += options.str();
@@ -178,7 +187,31 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
         spec.pin.cpus = parse_cpu_list(pin, "pin");
     }
     spec.warmup_ns = parse_duration_ns(vm["warmup"].as<std::string>(), "warmup");
-    spec.trials = to_unsigned(parse_count(vm["trials"].as<std::string>(), "trials"), "trials");
+    const std::string trials = vm["trials"].as<std::string>();
+    if (trials == "auto") {
+        if (!vm.count("max-time"))
+            throw UsageError(
+                "--trials auto: needs --max-time, the budget for the whole sweep, or a cell that "
+                "never settles would run forever; add e.g. --max-time 30s");
+        spec.trials = static_cast<unsigned>(analysis::kMinTrials);
+        spec.max_time_ns = parse_duration_ns(vm["max-time"].as<std::string>(), "max-time");
+        if (*spec.max_time_ns == 0)
+            throw UsageError(
+                "--max-time: must be longer than 0, or no trial beyond the first 3 "
+                "could run; try --max-time 30s");
+    } else {
+        if (vm.count("max-time"))
+            throw UsageError(fmt::format(
+                "--max-time: only with --trials auto (it is the budget of the adaptive trials, "
+                "and --trials {} runs exactly {}); add --trials auto or drop --max-time",
+                trials, trials));
+        try {
+            spec.trials = to_unsigned(parse_count(trials, "trials"), "trials");
+        } catch (const UsageError& e) {
+            throw UsageError(
+                fmt::format("{}; --trials takes a count (5) or auto (with --max-time)", e.what()));
+        }
+    }
     spec.seed = parse_count(vm["seed"].as<std::string>(), "seed");
     spec.latency = vm["latency"].as<bool>();
     spec.watchdog_ns = parse_duration_ns(vm["watchdog"].as<std::string>(), "watchdog");
@@ -261,14 +294,16 @@ std::optional<po::variables_map> parse_run(const std::vector<std::string>& args,
     return vm;
 }
 
-// "[3/12] tas, 2 threads, trial 1" on a terminal's stderr line; nothing when it is not one.
-workload::SweepHooks progress_hooks(const workload::Plan& plan, unsigned trials, bool show) {
+// "[3/12] tas, 2 threads, trial 1" on a terminal's stderr line ("[3]" with --trials auto,
+// whose count is not known ahead); nothing when it is not one.
+workload::SweepHooks progress_hooks(const workload::Plan& plan, bool show) {
     workload::SweepHooks hooks;
     if (!show) return hooks;
-    const std::size_t steps = plan.cells.size() * trials;
+    const std::string steps =
+        plan.spec.max_time_ns ? "" : fmt::format("/{}", plan.cells.size() * plan.spec.trials);
     hooks.progress = [steps, step = std::size_t{0}](const std::string& what) mutable {
         if (what.rfind("warm-up", 0) != 0) ++step;
-        fmt::print(stderr, "\r\033[K[{}/{}] {}", step, steps, what);
+        fmt::print(stderr, "\r\033[K[{}{}] {}", step, steps, what);
         std::fflush(stderr);
     };
     return hooks;
@@ -327,8 +362,13 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
             control.instruments.push_back(instrumentation);
     const bool show_progress = isatty(STDERR_FILENO) != 0;
     try {
-        run = workload::run_sweep(plan, control, progress_hooks(plan, spec.trials, show_progress),
-                                  &run);
+        workload::SweepHooks hooks = progress_hooks(plan, show_progress);
+        // --trials auto's stopping rule: the engine's interval on the cell's own acquires/s,
+        // Bonferroni over every cell, inside the --equivalence band (docs/reports.md).
+        hooks.settled = [&verdict, cells = plan.cells.size()](const workload::CellResult& cell) {
+            return analysis::cell_precision(cell, verdict, cells).narrow;
+        };
+        run = workload::run_sweep(plan, control, hooks, &run);
     } catch (const StallError& e) {
         if (show_progress) fmt::print(stderr, "\r\033[K");
         run.interrupted = true;

@@ -46,6 +46,8 @@ struct CellEvidence {
     bool precise = false;  // precise_ip granted: no skid
     std::vector<InstructionShare> instructions;
     std::vector<std::string> acquire_loop_mnemonics;
+    // `--trials auto`: the cell's line when the budget stopped it unsettled (adaptive_note).
+    std::string trials_note;
 };
 
 struct ExplainThresholds {
