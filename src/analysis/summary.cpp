@@ -128,7 +128,11 @@ namespace {
 std::vector<std::string> verdict_comparison_notes(const std::vector<CellSummary>& summaries) {
     const std::size_t family = comparison_count(summaries);
     if (family == 0) return {};
-    std::vector<std::string> out{"vs first: " + method_text(verdict_options(summaries), family)};
+    unsigned processes = 1;
+    for (const auto& s : summaries)
+        if (s.comparison) processes = s.comparison->processes;
+    std::vector<std::string> out{"vs first: " + method_text(verdict_options(summaries), family) +
+                                 "; " + resampling_text(processes)};
     std::map<unsigned, std::string> baselines;
     for (const auto& s : summaries)
         if (s.comparison) baselines[s.cell->threads] = s.comparison->baseline;
@@ -156,6 +160,35 @@ std::vector<double> trial_throughputs(const workload::CellResult& cell) {
     std::vector<double> out;
     for (const auto& t : cell.trials) out.push_back(figures_of(t).per_second);
     return out;
+}
+
+std::vector<double> process_throughputs(const workload::CellResult& cell, unsigned processes) {
+    std::vector<double> log_sum(processes, 0.0);
+    std::vector<unsigned> count(processes, 0);
+    const auto values = trial_throughputs(cell);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const unsigned p = cell.trials[i].process;
+        if (p >= processes) continue;
+        log_sum[p] += values[i] > 0 ? std::log(values[i]) : -INFINITY;
+        ++count[p];
+    }
+    std::vector<double> out;
+    for (unsigned p = 0; p < processes; ++p)
+        if (count[p] > 0) out.push_back(std::exp(log_sum[p] / count[p]));
+    return out;
+}
+
+std::string resampling_text(unsigned processes) {
+    if (processes <= 1) return "resampled over trials within one process";
+    if (processes < kMinTrials)
+        return fmt::format(
+            "over the trials of {} processes together (resampling over processes needs at "
+            "least {}: --processes {})",
+            processes, kMinTrials, kMinTrials);
+    return fmt::format(
+        "resampled over {} processes (each process's trials pooled into its geometric mean: "
+        "one value per process), not over trials",
+        processes);
 }
 
 Precision cell_precision(const workload::CellResult& cell, const VerdictOptions& options,
@@ -273,11 +306,18 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
         s.comparison = Comparison{it->second->cell->lock, {}};
     }
     const std::size_t family = comparison_count(out);
+    const unsigned processes = std::max(run.spec.processes, 1u);
+    const bool over_processes = processes >= kMinTrials;
+    const auto values_of = [&](const CellSummary& s) {
+        return over_processes ? process_throughputs(*s.cell, processes)
+                              : s.acquires_per_second.values;
+    };
     for (auto& s : out) {
         if (!s.comparison) continue;
         const CellSummary& base = *baseline.at(s.cell->threads);
-        s.comparison->effect = compare_trials(base.acquires_per_second.values,
-                                              s.acquires_per_second.values, options, family);
+        s.comparison->effect = compare_trials(values_of(base), values_of(s), options, family);
+        s.comparison->processes = processes;
+        s.comparison->over_processes = over_processes;
     }
     return out;
 }

@@ -11,6 +11,7 @@
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "cli/interrupts.hpp"
+#include "cli/process_runner.hpp"
 #include "cli/profile.hpp"
 #include "cli/run_extension.hpp"
 #include "lockprof/analysis/summary.hpp"
@@ -88,6 +89,12 @@ po::options_description workload_options() {
         ("equivalence", po::value<std::string>()->default_value("2%"),
          "equivalence band of the verdicts: a ratio whose interval lies within 1 +- this is "
          "`equivalent` (2%, 5%, 0.05)")
+        ("processes", po::value<std::string>()->default_value("1"),
+         "run the whole sweep N times, each in a fresh lockprof process, --trials trials of "
+         "every cell in each, so lock placement, page colouring and scheduling differ between "
+         "them; from 3 processes on the verdicts resample over processes (each one's trials "
+         "pooled into its geometric mean), below that over all trials, and the notes under "
+         "the table say which. Not with --trials auto or --sample")
         ("seed", po::value<std::string>()->default_value("1"), "seed for randomised work")
         ("latency", po::bool_switch(),
          "record each acquire's latency with the tick counter (p50, p99, p99.9, max)")
@@ -212,6 +219,14 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
                 fmt::format("{}; --trials takes a count (5) or auto (with --max-time)", e.what()));
         }
     }
+    spec.processes =
+        to_unsigned(parse_count(vm["processes"].as<std::string>(), "processes"), "processes");
+    if (spec.processes == 0)
+        throw UsageError("--processes: must be at least 1 (1: the trials run in this process)");
+    if (spec.processes > 1 && spec.max_time_ns)
+        throw UsageError(
+            "--processes: not with --trials auto (the budget and the stopping rule are one "
+            "process's); give a count, --trials 5 --processes 3, or drop --processes");
     spec.seed = parse_count(vm["seed"].as<std::string>(), "seed");
     spec.latency = vm["latency"].as<bool>();
     spec.watchdog_ns = parse_duration_ns(vm["watchdog"].as<std::string>(), "watchdog");
@@ -223,6 +238,11 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
 void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
                    const std::vector<analysis::CellSummary>& summaries,
                    const std::vector<std::unique_ptr<RunExtension>>& extensions) {
+    if (vm.count(kChildResultOption)) {  // one of --processes N: the result for the parent only
+        write_output(vm[kChildResultOption].as<std::string>(),
+                     report::json_text(report::to_json(run, summaries, report::RawSamples::omit)));
+        return;
+    }
     if (!vm["quiet"].as<bool>()) {
         std::cout << report::render_table(run, summaries);
         std::cout.flush();
@@ -241,14 +261,17 @@ void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
 struct RunOptions {
     po::options_description visible;       // what --help shows
     po::options_description profile_keys;  // what a profile may set
+    po::options_description hidden;        // --child-result
 };
 
 RunOptions declare_options(const std::vector<std::unique_ptr<RunExtension>>& extensions) {
     po::options_description general("General");
     general.add_options()("help,h", "show this help")("version", "show version and build");
+    RunOptions o;
+    // --processes' children: where each writes its result.
+    o.hidden.add_options()(kChildResultOption, po::value<std::string>());
     const auto workload = workload_options();
     const auto output = output_options();
-    RunOptions o;
     o.visible.add(workload).add(output);
     o.profile_keys.add(workload).add(output);
     for (const auto& extension : extensions) {
@@ -275,7 +298,8 @@ void print_version() {
 // first), notified and checked. nullopt after --help or --version.
 std::optional<po::variables_map> parse_run(const std::vector<std::string>& args,
                                            const RunOptions& options) {
-    po::variables_map vm = parse_arguments(args, options.visible, "", {}, {}, Notify::later);
+    po::variables_map vm =
+        parse_arguments(args, options.visible, "", options.hidden, {}, Notify::later);
     if (vm.count("help")) {
         std::cout << usage_text(options.visible);
         return std::nullopt;
@@ -344,7 +368,9 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     const interrupts::MeasurementScope interrupt_scope;
 
     // Plan: the spec, the outputs checked before anything runs, what each extension adds.
-    const workload::RunSpec spec = spec_from(vm);
+    workload::RunSpec spec = spec_from(vm);
+    const bool child = vm.count(kChildResultOption) > 0;
+    if (child) spec.processes = 1;  // a child runs its share here, whatever the profile says
     analysis::VerdictOptions verdict;
     verdict.equivalence = analysis::parse_equivalence(vm["equivalence"].as<std::string>());
     for (const char* option : {"output", "csv"})
@@ -352,6 +378,10 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     workload::RunResult run;
     run.provenance = workload::collect_provenance(argv);
     for (const auto& extension : extensions) extension->configure(vm, spec, run);
+    if (spec.processes > 1 && run.sampling)
+        throw UsageError(
+            "--processes: not with --sample or its outputs (samples are addresses in one "
+            "process); drop --processes, or sample a one-process run");
     const workload::Plan plan = workload::make_plan(spec, workload::calibrate());
 
     // Run.
@@ -360,7 +390,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     for (const auto& extension : extensions)
         if (auto* instrumentation = extension->instrumentation())
             control.instruments.push_back(instrumentation);
-    const bool show_progress = isatty(STDERR_FILENO) != 0;
+    const bool show_progress = isatty(STDERR_FILENO) != 0 && spec.processes == 1;
     try {
         workload::SweepHooks hooks = progress_hooks(plan, show_progress);
         // --trials auto's stopping rule: the engine's interval on the cell's own acquires/s,
@@ -368,7 +398,12 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
         hooks.settled = [&verdict, cells = plan.cells.size()](const workload::CellResult& cell) {
             return analysis::cell_precision(cell, verdict, cells).narrow;
         };
-        run = workload::run_sweep(plan, control, hooks, &run);
+        if (spec.processes > 1) {
+            run.spec = spec;
+            run_in_processes(args, spec.processes, run);
+        } else {
+            run = workload::run_sweep(plan, control, hooks, &run);
+        }
     } catch (const StallError& e) {
         if (show_progress) fmt::print(stderr, "\r\033[K");
         run.interrupted = true;

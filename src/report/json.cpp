@@ -55,6 +55,7 @@ json spec_json(const workload::RunSpec& s) {
     j["acquires_per_thread"] = s.acquires_per_thread ? json(*s.acquires_per_thread) : json(nullptr);
     j["delay"] = s.delay ? json(std::string(arch::delay_name(*s.delay))) : json(nullptr);
     j["pin"] = {{"mode", workload::pin_mode_name(s.pin.mode)}, {"cpus", s.pin.cpus}};
+    j["processes"] = s.processes;
     // --trials auto: "trials" above is then the minimum per cell.
     j["trials_auto"] = s.max_time_ns ? json{{"max_time_ns", *s.max_time_ns}} : json(nullptr);
     return j;
@@ -183,6 +184,8 @@ json summary_json(const analysis::CellSummary& s) {
         const auto& e = s.comparison->effect;
         j["comparison"] = {
             {"baseline", s.comparison->baseline},
+            {"resampled_over", s.comparison->over_processes ? "processes" : "trials"},
+            {"processes", s.comparison->processes},
             {"throughput_ratio", e.ratio},
             {"verdict", analysis::verdict_name(e.verdict)},
             {"interval",
@@ -207,6 +210,7 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
             for (const auto& th : t.threads)
                 threads.push_back(thread_json(th, samples == RawSamples::keep));
             trials.push_back({{"trial", t.trial},
+                              {"process", t.process},
                               {"wall_ns", t.wall_ns},
                               {"ticks", t.ticks},
                               {"threads", threads}});

@@ -326,3 +326,82 @@ TEST(CliRun, SigintDuringTrialsAutoKeepsEachCellsFinishedTrials) {
     auto c = run_lockprof({"compare", json, json});
     EXPECT_EQ(c.exit_code, 0) << c.err;
 }
+
+TEST(CliRun, ProcessesRunTheTrialsInSeveralProcessesAndSaySo) {
+    TempDir dir;
+    auto r =
+        run_lockprof({"--lock=tas,ttas", "--threads=1", "--acquires=2000", "--trials=3",
+                      "--processes", "2", "--no-counters", "--output", (dir / "r.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("3 trials in each of 2 processes"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("over the trials of 2 processes together"), std::string::npos) << r.out;
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(dir / "r.json"));
+    EXPECT_EQ(doc["config"]["processes"], 2);
+    ASSERT_EQ(doc["cells"].size(), 2u);
+    for (const auto& cell : doc["cells"]) {
+        ASSERT_EQ(cell["trials"].size(), 6u);
+        EXPECT_TRUE(cell["complete"].get<bool>());
+        for (unsigned i = 0; i < 6; ++i) {
+            EXPECT_EQ(cell["trials"][i]["trial"], i);
+            EXPECT_EQ(cell["trials"][i]["process"], i / 3) << "3 trials from each process";
+        }
+    }
+    EXPECT_EQ(doc["cells"][1]["summary"]["comparison"]["resampled_over"], "trials");
+    EXPECT_EQ(doc["cells"][1]["summary"]["comparison"]["processes"], 2);
+    auto c = run_lockprof({"compare", (dir / "r.json").string(), (dir / "r.json").string()});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+
+    // From 3 processes on, the verdict resamples over processes.
+    r = run_lockprof({"--lock=tas,ttas", "--threads=1", "--acquires=500", "--trials=3",
+                      "--processes=3", "--no-counters", "--output", (dir / "r3.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("resampled over 3 processes"), std::string::npos) << r.out;
+    const auto three = nlohmann::json::parse(lockprof::test::read_all(dir / "r3.json"));
+    EXPECT_EQ(three["cells"][1]["trials"].size(), 9u);
+    EXPECT_EQ(three["cells"][1]["summary"]["comparison"]["resampled_over"], "processes");
+}
+
+TEST(CliRun, ProcessesUsageErrorsAreOneLineAndExitTwo) {
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+        {{"--processes", "0"}, "--processes: must be at least 1"},
+        {{"--processes", "2", "--trials", "auto", "--max-time", "1s"},
+         "--processes: not with --trials auto"},
+        {{"--processes", "2", "--sample"}, "--processes: not with --sample"},
+    };
+    for (const auto& [extra, says] : cases) {
+        std::vector<std::string> args{"--lock=tas", "--threads=1", "--acquires=100"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const auto r = run_lockprof(args);
+        EXPECT_EQ(r.exit_code, 2) << says;
+        EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+        EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+    }
+}
+
+TEST(CliRun, SigintDuringProcessesKeepsTheFinishedTrials) {
+    TempDir dir;
+    const auto json = (dir / "r.json").string();
+    // The signal goes to lockprof alone; it passes it on to the process running.
+    const std::string command =
+        lockprof::test::shell_quote(LOCKPROF_BIN) +
+        " --lock=tas,cas --threads=1 --duration=100ms --trials=20 --processes 3 --no-counters "
+        "--quiet --output " +
+        lockprof::test::shell_quote(json) + " 2>" +
+        lockprof::test::shell_quote((dir / "err").string()) +
+        " & pid=$!; sleep 2.5; kill -INT $pid; wait $pid; echo $? > " +
+        lockprof::test::shell_quote((dir / "rc").string());
+    ASSERT_EQ(std::system(("bash -c " + lockprof::test::shell_quote(command)).c_str()), 0);
+    EXPECT_EQ(std::stoi(lockprof::test::read_all(dir / "rc")), 130);
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(json));
+    EXPECT_TRUE(doc["interrupted"].get<bool>());
+    std::size_t trials = 0;
+    for (const auto& cell : doc["cells"]) {
+        trials += cell["trials"].size();
+        EXPECT_FALSE(cell["complete"].get<bool>());
+        EXPECT_EQ(cell["stop"]["reason"], "interrupted");
+    }
+    EXPECT_GT(trials, 0u);
+    EXPECT_LT(trials, 120u);
+    auto c = run_lockprof({"compare", json, json});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+}

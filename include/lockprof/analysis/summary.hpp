@@ -31,6 +31,10 @@ struct EventSummary {
 struct Comparison {
     std::string baseline;  // lock it is compared with (first lock at this thread count)
     Effect effect;         // this lock vs the baseline, one of the run's family of comparisons
+    // What the effect resampled (`--processes`): from kMinTrials processes on, each process's
+    // trials pooled into its geometric mean, one value per process; else every trial.
+    unsigned processes = 1;
+    bool over_processes = false;
 };
 
 struct CellSummary {
@@ -89,6 +93,12 @@ std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries
 
 // A cell's acquires/s per trial, in trial order.
 std::vector<double> trial_throughputs(const workload::CellResult& cell);
+// `--processes`: the geometric mean of each process's trials, in process order (processes
+// without a trial left out).
+std::vector<double> process_throughputs(const workload::CellResult& cell, unsigned processes);
+// What the verdicts resampled, for the notes: "resampled over 3 processes (...)", "resampled
+// over trials within one process", or for 2 processes the trials of both together.
+std::string resampling_text(unsigned processes);
 
 // The stopping rule of `--trials auto`: the precision of a cell's throughput over its trials
 // so far, one of `cells` judged together. The sweep stops the cell when it is `narrow`.
