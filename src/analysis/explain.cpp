@@ -175,7 +175,9 @@ std::vector<Claim> throughput_rule(PairContext& p) {
     const auto& a = p.a.acquires_per_second;
     const auto& b = p.b.acquires_per_second;
     if (a.values.empty() || b.values.empty() || a.median <= 0) return {};
-    const Effect e = compare_trials(a.values, b.values, p.t.verdict, p.family);
+    const Effect e = compare_trials(p.a.verdict_values.empty() ? a.values : p.a.verdict_values,
+                                    p.b.verdict_values.empty() ? b.values : p.b.verdict_values,
+                                    p.t.verdict, p.family);
     const std::string band = band_text(p.t.verdict.equivalence);
     std::vector<Claim> out;
     switch (e.verdict) {
@@ -551,6 +553,7 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
         e.flavour = s.cell->flavour;
         e.threads = s.cell->threads;
         e.acquires_per_second = s.acquires_per_second;
+        e.verdict_values = s.verdict_values;
         e.rmw_per_acquire = s.rmw_per_acquire;
         e.spins_per_acquire = s.spins_per_acquire;
         e.sleeps_per_acquire = s.sleeps_per_acquire;

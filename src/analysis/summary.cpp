@@ -312,10 +312,12 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
         return over_processes ? process_throughputs(*s.cell, processes)
                               : s.acquires_per_second.values;
     };
+    for (auto& s : out) s.verdict_values = values_of(s);
     for (auto& s : out) {
         if (!s.comparison) continue;
         const CellSummary& base = *baseline.at(s.cell->threads);
-        s.comparison->effect = compare_trials(values_of(base), values_of(s), options, family);
+        s.comparison->effect =
+            compare_trials(base.verdict_values, s.verdict_values, options, family);
         s.comparison->processes = processes;
         s.comparison->over_processes = over_processes;
     }

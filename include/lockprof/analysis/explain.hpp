@@ -35,6 +35,8 @@ struct CellEvidence {
     std::string flavour;    // "", "llsc", "lse", "outline"
     unsigned threads = 0;
     Spread acquires_per_second;
+    // What the throughput verdict compares (CellSummary::verdict_values); empty: the trials.
+    std::vector<double> verdict_values;
     Spread rmw_per_acquire;
     Spread spins_per_acquire;
     Spread sleeps_per_acquire;  // pg-slock's pg_usleep

@@ -67,6 +67,9 @@ struct CellSummary {
     std::vector<EventSummary> events;
     std::vector<DerivedMetric> derived;    // IPC, stxr fail ratio (derived_events.hpp)
     std::optional<Comparison> comparison;  // absent for the baseline itself
+    // The values the `vs first` verdicts compare for this cell: acquires/s per trial, or with
+    // 3 or more --processes one pooled value per process. The explanation judges with them too.
+    std::vector<double> verdict_values;
     // `--trials auto` cells only (stopped as settled or by the budget): how precisely the
     // cell's own trials pin down its throughput, judged with the run's band, Bonferroni over
     // every cell of the run: what the sweep's stopping rule used.

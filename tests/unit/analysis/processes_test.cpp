@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lockprof/analysis/explain.hpp"
 #include "lockprof/analysis/summary.hpp"
 
 using namespace lockprof;
@@ -50,7 +51,15 @@ TEST(Processes, FromThreeProcessesTheVerdictResamplesOverProcesses) {
     ASSERT_TRUE(s[1].comparison);
     EXPECT_TRUE(s[1].comparison->over_processes);
     EXPECT_EQ(s[1].comparison->effect.base_trials, 3u) << "one value per process";
+    EXPECT_EQ(s[0].verdict_values.size(), 3u) << "what the explanation judges with too";
     EXPECT_NE(analysis::verdict_notes(s)[0].find("resampled over 3 processes"), std::string::npos);
+
+    // The explanation judges the pair with the same values, so it says what the table says.
+    const auto diagnoses = analysis::explain(analysis::evidence_from(s));
+    ASSERT_EQ(diagnoses.size(), 1u);
+    EXPECT_NE(diagnoses[0].findings[0].text.find("faster"), std::string::npos)
+        << diagnoses[0].findings[0].text;
+    EXPECT_EQ(s[1].comparison->effect.verdict, analysis::Verdict::faster);
 
     run.spec.processes = 2;
     for (auto& c : run.cells)
