@@ -175,7 +175,9 @@ std::vector<Claim> throughput_rule(PairContext& p) {
     const auto& a = p.a.acquires_per_second;
     const auto& b = p.b.acquires_per_second;
     if (a.values.empty() || b.values.empty() || a.median <= 0) return {};
-    const Effect e = compare_trials(a.values, b.values, p.t.verdict, p.family);
+    const Effect e = compare_trials(p.a.verdict_values.empty() ? a.values : p.a.verdict_values,
+                                    p.b.verdict_values.empty() ? b.values : p.b.verdict_values,
+                                    p.t.verdict, p.family);
     const std::string band = band_text(p.t.verdict.equivalence);
     std::vector<Claim> out;
     switch (e.verdict) {
@@ -551,6 +553,7 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
         e.flavour = s.cell->flavour;
         e.threads = s.cell->threads;
         e.acquires_per_second = s.acquires_per_second;
+        e.verdict_values = s.verdict_values;
         e.rmw_per_acquire = s.rmw_per_acquire;
         e.spins_per_acquire = s.spins_per_acquire;
         e.sleeps_per_acquire = s.sleeps_per_acquire;
@@ -558,6 +561,7 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
         for (const auto& event : s.events)
             if (event.counted) e.events_per_acquire.emplace_back(event.event, event.per_acquire);
         e.derived = s.derived;
+        e.trials_note = adaptive_note(s);
         out.push_back(std::move(e));
     }
     return out;
@@ -589,6 +593,9 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
         for (const auto& rule : rules())
             for (auto& claim : rule.apply(context))
                 d.findings.push_back({std::string(rule.id), std::move(claim.text), claim.explains});
+        for (const CellEvidence* c : {base, &cell})
+            if (!c->trials_note.empty())
+                d.findings.push_back({"trials-auto", "--trials auto: " + c->trials_note, false});
         const bool explained = std::any_of(d.findings.begin(), d.findings.end(),
                                            [](const auto& f) { return f.explains; });
         const bool counted = !base->events_per_acquire.empty() || !cell.events_per_acquire.empty();

@@ -123,10 +123,16 @@ VerdictOptions verdict_options(const std::vector<CellSummary>& summaries) {
     return {};
 }
 
-std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries) {
+namespace {
+
+std::vector<std::string> verdict_comparison_notes(const std::vector<CellSummary>& summaries) {
     const std::size_t family = comparison_count(summaries);
     if (family == 0) return {};
-    std::vector<std::string> out{"vs first: " + method_text(verdict_options(summaries), family)};
+    unsigned processes = 1;
+    for (const auto& s : summaries)
+        if (s.comparison) processes = s.comparison->processes;
+    std::vector<std::string> out{"vs first: " + method_text(verdict_options(summaries), family) +
+                                 "; " + resampling_text(processes)};
     std::map<unsigned, std::string> baselines;
     for (const auto& s : summaries)
         if (s.comparison) baselines[s.cell->threads] = s.comparison->baseline;
@@ -145,6 +151,100 @@ std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries
             !outliers.empty())
             out.push_back(fmt::format("{}: {}", cell, outliers));
     }
+    return out;
+}
+
+}  // namespace
+
+std::vector<double> trial_throughputs(const workload::CellResult& cell) {
+    std::vector<double> out;
+    for (const auto& t : cell.trials) out.push_back(figures_of(t).per_second);
+    return out;
+}
+
+std::vector<double> process_throughputs(const workload::CellResult& cell, unsigned processes) {
+    std::vector<double> log_sum(processes, 0.0);
+    std::vector<unsigned> count(processes, 0);
+    const auto values = trial_throughputs(cell);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const unsigned p = cell.trials[i].process;
+        if (p >= processes) continue;
+        log_sum[p] += values[i] > 0 ? std::log(values[i]) : -INFINITY;
+        ++count[p];
+    }
+    std::vector<double> out;
+    for (unsigned p = 0; p < processes; ++p)
+        if (count[p] > 0) out.push_back(std::exp(log_sum[p] / count[p]));
+    return out;
+}
+
+std::string resampling_text(unsigned processes) {
+    if (processes <= 1) return "resampled over trials within one process";
+    if (processes < kMinTrials)
+        return fmt::format(
+            "over the trials of {} processes together (resampling over processes needs at "
+            "least {}: --processes {})",
+            processes, kMinTrials, kMinTrials);
+    return fmt::format(
+        "resampled over {} processes (each process's trials pooled into its geometric mean: "
+        "one value per process), not over trials",
+        processes);
+}
+
+Precision cell_precision(const workload::CellResult& cell, const VerdictOptions& options,
+                         std::size_t cells) {
+    return throughput_precision(trial_throughputs(cell), options, cells);
+}
+
+std::string adaptive_note(const CellSummary& s) {
+    if (!s.precision || !s.cell || s.cell->stop != workload::TrialStop::budget) return "";
+    const Precision& p = *s.precision;
+    std::string line = fmt::format(
+        "{} at {} thread{} stayed inconclusive: the --max-time budget ran out after {} trials "
+        "with its interval {}, wider than {}",
+        s.cell->lock, s.cell->threads, s.cell->threads == 1 ? "" : "s", s.trials, precision_text(p),
+        band_text(p.equivalence));
+    if (p.trials_to_narrow)
+        line +=
+            *p.trials_to_narrow > kSettleLimit
+                ? fmt::format("; more than {} trials would be needed at this spread", kSettleLimit)
+                : fmt::format("; about {} trials would likely narrow it at this spread",
+                              *p.trials_to_narrow);
+    return line;
+}
+
+std::vector<std::string> adaptive_notes(const std::vector<CellSummary>& summaries) {
+    std::vector<std::string> out;
+    std::size_t settled = 0, auto_cells = 0;
+    unsigned fewest = 0, most = 0;
+    const Precision* any = nullptr;
+    for (const auto& s : summaries) {
+        if (!s.precision) continue;
+        any = &*s.precision;
+        ++auto_cells;
+        if (s.cell->stop != workload::TrialStop::settled) continue;
+        fewest = settled == 0 ? s.trials : std::min(fewest, s.trials);
+        most = std::max(most, s.trials);
+        ++settled;
+    }
+    if (!any) return out;
+    const std::string band = band_text(any->equivalence);
+    std::string head = fmt::format(
+        "trials auto: {} of {} cells settled (the {:.4g}% interval of their own acquires/s, "
+        "Bonferroni over {} cells, within {})",
+        settled, auto_cells, any->level * 100, summaries.size(), band);
+    if (settled > 0)
+        head += fewest == most ? fmt::format(" after {} trials", most)
+                               : fmt::format(" after {}-{} trials", fewest, most);
+    out.push_back(head);
+    for (const auto& s : summaries)
+        if (auto line = adaptive_note(s); !line.empty()) out.push_back("trials auto: " + line);
+    return out;
+}
+
+std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries) {
+    auto out = verdict_comparison_notes(summaries);
+    for (auto& line : adaptive_notes(summaries)) out.push_back(std::move(line));
     return out;
 }
 
@@ -192,6 +292,9 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
         }
         s.events = events_of(cell);
         s.derived = derived_metrics(cell);
+        if (cell.stop == workload::TrialStop::settled || cell.stop == workload::TrialStop::budget)
+            s.precision =
+                throughput_precision(s.acquires_per_second.values, options, run.cells.size());
         out.push_back(std::move(s));
     }
     // Compare each cell with the first lock at the same thread count; all comparisons of the
@@ -203,11 +306,20 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
         s.comparison = Comparison{it->second->cell->lock, {}};
     }
     const std::size_t family = comparison_count(out);
+    const unsigned processes = std::max(run.spec.processes, 1u);
+    const bool over_processes = processes >= kMinTrials;
+    const auto values_of = [&](const CellSummary& s) {
+        return over_processes ? process_throughputs(*s.cell, processes)
+                              : s.acquires_per_second.values;
+    };
+    for (auto& s : out) s.verdict_values = values_of(s);
     for (auto& s : out) {
         if (!s.comparison) continue;
         const CellSummary& base = *baseline.at(s.cell->threads);
-        s.comparison->effect = compare_trials(base.acquires_per_second.values,
-                                              s.acquires_per_second.values, options, family);
+        s.comparison->effect =
+            compare_trials(base.verdict_values, s.verdict_values, options, family);
+        s.comparison->processes = processes;
+        s.comparison->over_processes = over_processes;
     }
     return out;
 }

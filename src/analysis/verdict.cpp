@@ -184,6 +184,42 @@ Effect compare_trials(const std::vector<double>& base, const std::vector<double>
     return e;
 }
 
+Precision throughput_precision(const std::vector<double>& values, const VerdictOptions& options,
+                               std::size_t family) {
+    Precision p;
+    p.trials = values.size();
+    p.level = corrected_level(options.confidence, std::max<std::size_t>(family, 1));
+    if (values.size() < kMinTrials) return p;
+    if (std::any_of(values.begin(), values.end(), [](double v) { return !(v > 0); })) return p;
+    const LogMoments m = log_moments(values);
+    const double n = static_cast<double>(values.size());
+    const double h =
+        t_quantile(1 - (1 - p.level) / 2, n - 1) * std::sqrt(std::max(m.variance, 0.0) / n);
+    p.geometric_mean = std::exp(m.mean);
+    p.interval = ConfidenceInterval{std::exp(-h), std::exp(h)};
+    p.half_width = std::expm1(h);
+    p.equivalence = options.equivalence;
+    p.narrow = h <= std::log1p(options.equivalence);
+    if (!p.narrow && m.variance > 0) {
+        const double target = std::log1p(options.equivalence);
+        const double s = std::sqrt(m.variance);
+        unsigned k = static_cast<unsigned>(values.size()) + 1;
+        for (; k <= kSettleLimit; ++k) {
+            const double kk = static_cast<double>(k);
+            if (t_quantile(1 - (1 - p.level) / 2, kk - 1) * s / std::sqrt(kk) <= target) break;
+        }
+        p.trials_to_narrow = k;
+    }
+    return p;
+}
+
+std::string precision_text(const Precision& precision) {
+    if (!precision.interval)
+        return fmt::format("no interval ({} trial{})", precision.trials,
+                           precision.trials == 1 ? "" : "s");
+    return fmt::format("±{:.1f}%", precision.half_width * 100);
+}
+
 std::string band_text(double equivalence) {
     return fmt::format("±{:g}%", equivalence * 100);
 }

@@ -2,6 +2,7 @@
 // compared with BASE cell by cell; provenance differences are warned about above the table and
 // never refused (a reviewer may still want to see the numbers).
 #include <iostream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -258,6 +259,8 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
     // clang-format on
     po::options_description operands;
     operands.add_options()("files", po::value<std::vector<std::string>>());
+    // Removed with the bootstrap; still recognised, so the error can say why (below).
+    operands.add_options()("resamples", po::value<std::string>())("seed", po::value<std::string>());
     po::positional_options_description positional;
     positional.add("files", -1);
     const auto vm = parse_arguments(args, o, "compare", operands, positional);
@@ -275,6 +278,15 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
             << o;
         return 0;
     }
+    for (const char* removed : {"resamples", "seed"})
+        if (vm.count(removed))
+            throw UsageError(fmt::format(
+                "compare: --{} was removed: verdicts no longer come from a bootstrap but from a "
+                "Welch t interval on the trials' log acquires/s, which resamples nothing and "
+                "gives the same answer every time (docs/reports.md); drop --{}{}",
+                removed, removed,
+                std::string_view(removed) == "resamples" ? ", and set the level with --confidence"
+                                                         : ""));
     const auto files =
         vm.count("files") ? vm["files"].as<std::vector<std::string>>() : std::vector<std::string>{};
     if (files.size() < 2)

@@ -11,6 +11,7 @@
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
 #include "cli/interrupts.hpp"
+#include "cli/process_runner.hpp"
 #include "cli/profile.hpp"
 #include "cli/run_extension.hpp"
 #include "lockprof/analysis/summary.hpp"
@@ -78,10 +79,22 @@ po::options_description workload_options() {
         ("trials", po::value<std::string>()->default_value("3"),
          "repetitions of each cell; figures are medians with the trials' spread, and "
          "comparisons with the first lock get a 95% interval and a verdict (3 or more; "
-         "5 or more for useful intervals)")
+         "5 or more for useful intervals). `auto` (with --max-time): at least 3 per cell, "
+         "then more, round-robin over the cells still unsettled, until each cell's own "
+         "interval on its acquires/s lies within the --equivalence band or the budget is "
+         "spent; cells the budget stopped are listed under the table as inconclusive")
+        ("max-time", po::value<std::string>(),
+         "with --trials auto: the time budget of the whole sweep, warm-up included (30s, 600s); "
+         "the first 3 trials of every cell always run, later ones start only within it")
         ("equivalence", po::value<std::string>()->default_value("2%"),
          "equivalence band of the verdicts: a ratio whose interval lies within 1 +- this is "
          "`equivalent` (2%, 5%, 0.05)")
+        ("processes", po::value<std::string>()->default_value("1"),
+         "run the whole sweep N times, each in a fresh lockprof process, --trials trials of "
+         "every cell in each, so lock placement, page colouring and scheduling differ between "
+         "them; from 3 processes on the verdicts resample over processes (each one's trials "
+         "pooled into its geometric mean), below that over all trials, and the notes under "
+         "the table say which. Not with --trials auto or --sample")
         ("seed", po::value<std::string>()->default_value("1"), "seed for randomised work")
         ("latency", po::bool_switch(),
          "record each acquire's latency with the tick counter (p50, p99, p99.9, max)")
@@ -126,7 +139,10 @@ std::string usage_text(const po::options_description& visible) {
         "  lockprof --lock=ticket,mcs --threads=4 --latency      FIFO locks with latency "
         "percentiles\n"
         "  lockprof --lock=tas --acquires=50000 --threads=1,2,4  fixed work per thread\n"
-        "  lockprof --output run.json --csv run.csv              keep results for scripts\n\n";
+        "  lockprof --output run.json --csv run.csv              keep results for scripts\n"
+        "  lockprof --trials auto --max-time 120s                trials until each cell's "
+        "interval\n"
+        "                                                        is within --equivalence\n\n";
     std::ostringstream options;
     options << visible;
     out += options.str();
@@ -178,7 +194,39 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
         spec.pin.cpus = parse_cpu_list(pin, "pin");
     }
     spec.warmup_ns = parse_duration_ns(vm["warmup"].as<std::string>(), "warmup");
-    spec.trials = to_unsigned(parse_count(vm["trials"].as<std::string>(), "trials"), "trials");
+    const std::string trials = vm["trials"].as<std::string>();
+    if (trials == "auto") {
+        if (!vm.count("max-time"))
+            throw UsageError(
+                "--trials auto: needs --max-time, the budget for the whole sweep, or a cell that "
+                "never settles would run forever; add e.g. --max-time 30s");
+        spec.trials = static_cast<unsigned>(analysis::kMinTrials);
+        spec.max_time_ns = parse_duration_ns(vm["max-time"].as<std::string>(), "max-time");
+        if (*spec.max_time_ns == 0)
+            throw UsageError(
+                "--max-time: must be longer than 0, or no trial beyond the first 3 "
+                "could run; try --max-time 30s");
+    } else {
+        if (vm.count("max-time"))
+            throw UsageError(fmt::format(
+                "--max-time: only with --trials auto (it is the budget of the adaptive trials, "
+                "and --trials {} runs exactly {}); add --trials auto or drop --max-time",
+                trials, trials));
+        try {
+            spec.trials = to_unsigned(parse_count(trials, "trials"), "trials");
+        } catch (const UsageError& e) {
+            throw UsageError(
+                fmt::format("{}; --trials takes a count (5) or auto (with --max-time)", e.what()));
+        }
+    }
+    spec.processes =
+        to_unsigned(parse_count(vm["processes"].as<std::string>(), "processes"), "processes");
+    if (spec.processes == 0)
+        throw UsageError("--processes: must be at least 1 (1: the trials run in this process)");
+    if (spec.processes > 1 && spec.max_time_ns)
+        throw UsageError(
+            "--processes: not with --trials auto (the budget and the stopping rule are one "
+            "process's); give a count, --trials 5 --processes 3, or drop --processes");
     spec.seed = parse_count(vm["seed"].as<std::string>(), "seed");
     spec.latency = vm["latency"].as<bool>();
     spec.watchdog_ns = parse_duration_ns(vm["watchdog"].as<std::string>(), "watchdog");
@@ -190,6 +238,11 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
 void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
                    const std::vector<analysis::CellSummary>& summaries,
                    const std::vector<std::unique_ptr<RunExtension>>& extensions) {
+    if (vm.count(kChildResultOption)) {  // one of --processes N: the result for the parent only
+        write_output(vm[kChildResultOption].as<std::string>(),
+                     report::json_text(report::to_json(run, summaries, report::RawSamples::omit)));
+        return;
+    }
     if (!vm["quiet"].as<bool>()) {
         std::cout << report::render_table(run, summaries);
         std::cout.flush();
@@ -208,14 +261,17 @@ void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
 struct RunOptions {
     po::options_description visible;       // what --help shows
     po::options_description profile_keys;  // what a profile may set
+    po::options_description hidden;        // --child-result
 };
 
 RunOptions declare_options(const std::vector<std::unique_ptr<RunExtension>>& extensions) {
     po::options_description general("General");
     general.add_options()("help,h", "show this help")("version", "show version and build");
+    RunOptions o;
+    // --processes' children: where each writes its result.
+    o.hidden.add_options()(kChildResultOption, po::value<std::string>());
     const auto workload = workload_options();
     const auto output = output_options();
-    RunOptions o;
     o.visible.add(workload).add(output);
     o.profile_keys.add(workload).add(output);
     for (const auto& extension : extensions) {
@@ -242,7 +298,8 @@ void print_version() {
 // first), notified and checked. nullopt after --help or --version.
 std::optional<po::variables_map> parse_run(const std::vector<std::string>& args,
                                            const RunOptions& options) {
-    po::variables_map vm = parse_arguments(args, options.visible, "", {}, {}, Notify::later);
+    po::variables_map vm =
+        parse_arguments(args, options.visible, "", options.hidden, {}, Notify::later);
     if (vm.count("help")) {
         std::cout << usage_text(options.visible);
         return std::nullopt;
@@ -261,14 +318,16 @@ std::optional<po::variables_map> parse_run(const std::vector<std::string>& args,
     return vm;
 }
 
-// "[3/12] tas, 2 threads, trial 1" on a terminal's stderr line; nothing when it is not one.
-workload::SweepHooks progress_hooks(const workload::Plan& plan, unsigned trials, bool show) {
+// "[3/12] tas, 2 threads, trial 1" on a terminal's stderr line ("[3]" with --trials auto,
+// whose count is not known ahead); nothing when it is not one.
+workload::SweepHooks progress_hooks(const workload::Plan& plan, bool show) {
     workload::SweepHooks hooks;
     if (!show) return hooks;
-    const std::size_t steps = plan.cells.size() * trials;
+    const std::string steps =
+        plan.spec.max_time_ns ? "" : fmt::format("/{}", plan.cells.size() * plan.spec.trials);
     hooks.progress = [steps, step = std::size_t{0}](const std::string& what) mutable {
         if (what.rfind("warm-up", 0) != 0) ++step;
-        fmt::print(stderr, "\r\033[K[{}/{}] {}", step, steps, what);
+        fmt::print(stderr, "\r\033[K[{}{}] {}", step, steps, what);
         std::fflush(stderr);
     };
     return hooks;
@@ -309,7 +368,9 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     const interrupts::MeasurementScope interrupt_scope;
 
     // Plan: the spec, the outputs checked before anything runs, what each extension adds.
-    const workload::RunSpec spec = spec_from(vm);
+    workload::RunSpec spec = spec_from(vm);
+    const bool child = vm.count(kChildResultOption) > 0;
+    if (child) spec.processes = 1;  // a child runs its share here, whatever the profile says
     analysis::VerdictOptions verdict;
     verdict.equivalence = analysis::parse_equivalence(vm["equivalence"].as<std::string>());
     for (const char* option : {"output", "csv"})
@@ -317,6 +378,10 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     workload::RunResult run;
     run.provenance = workload::collect_provenance(argv);
     for (const auto& extension : extensions) extension->configure(vm, spec, run);
+    if (spec.processes > 1 && run.sampling)
+        throw UsageError(
+            "--processes: not with --sample or its outputs (samples are addresses in one "
+            "process); drop --processes, or sample a one-process run");
     const workload::Plan plan = workload::make_plan(spec, workload::calibrate());
 
     // Run.
@@ -325,10 +390,20 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
     for (const auto& extension : extensions)
         if (auto* instrumentation = extension->instrumentation())
             control.instruments.push_back(instrumentation);
-    const bool show_progress = isatty(STDERR_FILENO) != 0;
+    const bool show_progress = isatty(STDERR_FILENO) != 0 && spec.processes == 1;
     try {
-        run = workload::run_sweep(plan, control, progress_hooks(plan, spec.trials, show_progress),
-                                  &run);
+        workload::SweepHooks hooks = progress_hooks(plan, show_progress);
+        // --trials auto's stopping rule: the engine's interval on the cell's own acquires/s,
+        // Bonferroni over every cell, inside the --equivalence band (docs/reports.md).
+        hooks.settled = [&verdict, cells = plan.cells.size()](const workload::CellResult& cell) {
+            return analysis::cell_precision(cell, verdict, cells).narrow;
+        };
+        if (spec.processes > 1) {
+            run.spec = spec;
+            run_in_processes(args, spec.processes, run);
+        } else {
+            run = workload::run_sweep(plan, control, hooks, &run);
+        }
     } catch (const StallError& e) {
         if (show_progress) fmt::print(stderr, "\r\033[K");
         run.interrupted = true;

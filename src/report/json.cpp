@@ -55,6 +55,9 @@ json spec_json(const workload::RunSpec& s) {
     j["acquires_per_thread"] = s.acquires_per_thread ? json(*s.acquires_per_thread) : json(nullptr);
     j["delay"] = s.delay ? json(std::string(arch::delay_name(*s.delay))) : json(nullptr);
     j["pin"] = {{"mode", workload::pin_mode_name(s.pin.mode)}, {"cpus", s.pin.cpus}};
+    j["processes"] = s.processes;
+    // --trials auto: "trials" above is then the minimum per cell.
+    j["trials_auto"] = s.max_time_ns ? json{{"max_time_ns", *s.max_time_ns}} : json(nullptr);
     return j;
 }
 
@@ -166,10 +169,23 @@ json summary_json(const analysis::CellSummary& s) {
     json derived = json::object();
     for (const auto& d : s.derived) derived[d.name] = spread_json(d.value);
     if (!s.derived.empty()) j["derived"] = derived;
+    if (s.precision) {
+        const auto& p = *s.precision;
+        j["precision"] = {
+            {"level", p.level},
+            {"equivalence", p.equivalence},
+            {"interval",
+             p.interval ? json{{"low", p.interval->low}, {"high", p.interval->high}} : json()},
+            {"half_width", p.interval ? json(p.half_width) : json()},
+            {"narrow", p.narrow},
+            {"trials_to_narrow", p.trials_to_narrow ? json(*p.trials_to_narrow) : json()}};
+    }
     if (s.comparison) {
         const auto& e = s.comparison->effect;
         j["comparison"] = {
             {"baseline", s.comparison->baseline},
+            {"resampled_over", s.comparison->over_processes ? "processes" : "trials"},
+            {"processes", s.comparison->processes},
             {"throughput_ratio", e.ratio},
             {"verdict", analysis::verdict_name(e.verdict)},
             {"interval",
@@ -194,6 +210,7 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
             for (const auto& th : t.threads)
                 threads.push_back(thread_json(th, samples == RawSamples::keep));
             trials.push_back({{"trial", t.trial},
+                              {"process", t.process},
                               {"wall_ns", t.wall_ns},
                               {"ticks", t.ticks},
                               {"threads", threads}});
@@ -203,6 +220,11 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
                      {"threads", c.threads},   {"complete", c.complete},
                      {"overlaps", c.overlaps}, {"lost_updates", c.lost_updates},
                      {"trials", trials}};
+        // A fixed count's reason follows from `complete` (results built by hand say nothing).
+        const workload::TrialStop stop = run.spec.max_time_ns ? c.stop
+                                         : c.complete         ? workload::TrialStop::planned
+                                                              : workload::TrialStop::interrupted;
+        cell["stop"] = {{"reason", workload::trial_stop_name(stop)}, {"trials", c.trials.size()}};
         if (i < summaries.size()) cell["summary"] = summary_json(summaries[i]);
         cells.push_back(cell);
     }

@@ -242,6 +242,11 @@ workload::RunSpec spec_from_json(const Node& c) {
                 fmt::format("unknown pin mode '{}' (none, compact, scatter or list)", mode));
         pin["cpus"].each([&](const Node& n) { s.pin.cpus.push_back(n.integer()); });
     }
+    s.processes = static_cast<unsigned>(
+        std::min<std::uint64_t>(c.count_or("processes", 1), UINT32_MAX));  // added later
+    if (s.processes == 0) c["processes"].fail("is 0, and must be positive");
+    if (c.has("trials_auto") && !c["trials_auto"].is_null())  // added later: optional
+        s.max_time_ns = c["trials_auto"]["max_time_ns"].positive();
     return s;
 }
 
@@ -316,6 +321,7 @@ workload::ThreadResult thread_from_json(const Node& j) {
 workload::TrialResult trial_from_json(const Node& j, unsigned threads) {
     workload::TrialResult trial;
     trial.trial = j["trial"].count32();
+    trial.process = static_cast<unsigned>(j.count_or("process", 0));  // older files: 0
     trial.wall_ns = j["wall_ns"].positive();
     trial.ticks = j["ticks"].count();
     const Node list = j["threads"];
@@ -376,13 +382,21 @@ workload::CellResult cell_from_json(const Node& j, const workload::RunSpec& spec
     cell.overlaps = j.count_or("overlaps", 0);  // older files lack it
     cell.lost_updates = j["lost_updates"].count();
     const Node trials = j["trials"];
+    // --trials auto: each cell has its own count (spec.trials the minimum), trials 0 to n - 1.
+    const bool adaptive = spec.max_time_ns.has_value();
+    // --processes N: N * trials, numbered on from one process to the next.
+    const std::size_t expected =
+        adaptive ? trials.size() : static_cast<std::size_t>(spec.trials) * spec.processes;
     std::set<unsigned> seen;
     trials.each([&](const Node& jt) {
         auto trial = trial_from_json(jt, cell.threads);
-        if (trial.trial >= spec.trials || !seen.insert(trial.trial).second)
+        if (trial.trial >= expected || !seen.insert(trial.trial).second)
             jt["trial"].fail(fmt::format("{} is {} (trials are 0 to {}, each once)", trial.trial,
-                                         trial.trial >= spec.trials ? "out of range" : "repeated",
-                                         spec.trials - 1));
+                                         trial.trial >= expected ? "out of range" : "repeated",
+                                         expected - 1));
+        if (trial.process >= spec.processes)
+            jt["process"].fail(fmt::format("{} is out of range (config.processes is {})",
+                                           trial.process, spec.processes));
         cell.trials.push_back(std::move(trial));
     });
     if (cell.trials.empty() && !interrupted)
@@ -390,10 +404,45 @@ workload::CellResult cell_from_json(const Node& j, const workload::RunSpec& spec
             fmt::format("{} with {} threads has no trials, yet the run was not "
                         "interrupted",
                         cell.lock, cell.threads));
-    if (cell.complete != (cell.trials.size() == spec.trials))
-        j["complete"].fail(fmt::format("says {} with {} of the {} trials config.trials asks for",
-                                       cell.complete ? "true" : "false", cell.trials.size(),
-                                       spec.trials));
+    if (j.has("stop")) {  // added later: older files derive it from `complete`
+        const Node stop = j["stop"];
+        const std::string reason = stop["reason"].string();
+        bool known = false;
+        for (auto r : {workload::TrialStop::planned, workload::TrialStop::settled,
+                       workload::TrialStop::budget, workload::TrialStop::interrupted})
+            if (reason == workload::trial_stop_name(r)) cell.stop = r, known = true;
+        if (!known)
+            stop["reason"].fail(fmt::format(
+                "unknown reason '{}' (planned, settled, budget or interrupted)", reason));
+        const bool automatic =
+            cell.stop == workload::TrialStop::settled || cell.stop == workload::TrialStop::budget;
+        if (automatic && !adaptive)
+            stop["reason"].fail(fmt::format("is '{}', but config.trials_auto is not set", reason));
+        if (cell.stop == workload::TrialStop::planned && adaptive)
+            stop["reason"].fail("is 'planned', but config.trials_auto is set");
+        if (automatic && cell.trials.size() < spec.trials)
+            stop["trials"].fail(
+                fmt::format("{} trials, below the minimum of {}", cell.trials.size(), spec.trials));
+    } else {
+        cell.stop = cell.complete ? workload::TrialStop::planned : workload::TrialStop::interrupted;
+    }
+    const bool complete =
+        adaptive ? cell.stop != workload::TrialStop::interrupted : cell.trials.size() == expected;
+    if (cell.complete != complete)
+        j["complete"].fail(
+            adaptive ? fmt::format("says {}, but the cell stopped as '{}'",
+                                   cell.complete ? "true" : "false",
+                                   workload::trial_stop_name(cell.stop))
+                     : fmt::format("says {} with {} of the {} trials config.trials asks for",
+                                   cell.complete ? "true" : "false", cell.trials.size(), expected));
+    if (j.has("stop") && j["stop"]["trials"].count() != cell.trials.size())
+        j["stop"]["trials"].fail(fmt::format("{} trials, but the cell holds {}",
+                                             j["stop"]["trials"].count(), cell.trials.size()));
+    if (!adaptive &&
+        cell.stop != (complete ? workload::TrialStop::planned : workload::TrialStop::interrupted))
+        j["stop"]["reason"].fail(
+            fmt::format("is '{}' with {} of the {} trials config.trials asks for",
+                        workload::trial_stop_name(cell.stop), cell.trials.size(), expected));
     std::uint64_t overlaps = 0;
     for (const auto& t : cell.trials)
         for (const auto& th : t.threads) overlaps += th.overlaps;

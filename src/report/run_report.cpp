@@ -107,10 +107,15 @@ std::string describe_workload(const workload::RunResult& run,
         : s.work.data == workload::DataPlacement::same_line
             ? (s.work.shared_lines == 1 ? " on the lock's line" : ", the first on the lock's line")
             : " apart from the lock";
+    std::string trials =
+        s.max_time_ns ? fmt::format("trials auto (at least {} per cell, --max-time {})", s.trials,
+                                    format_duration(static_cast<double>(*s.max_time_ns)))
+                      : fmt::format("{} trial{}", s.trials, s.trials == 1 ? "" : "s");
+    if (s.processes > 1) trials += fmt::format(" in each of {} processes", s.processes);
     return fmt::format(
-        "{}, {} trial{}, critical {} ns{} on {} shared line{}{}, parallel {} ns{}, pin "
+        "{}, {}, critical {} ns{} on {} shared line{}{}, parallel {} ns{}, pin "
         "{}{}",
-        stop, s.trials, s.trials == 1 ? "" : "s", s.work.critical_ns,
+        stop, trials, s.work.critical_ns,
         measured_work(s.work.critical_ns, summaries, &analysis::CellSummary::critical_work_ns),
         s.work.shared_lines, s.work.shared_lines == 1 ? "" : "s", placement, s.work.parallel_ns,
         measured_work(s.work.parallel_ns, summaries, &analysis::CellSummary::parallel_work_ns),

@@ -1,10 +1,69 @@
 #include "lockprof/workload/sweep.hpp"
 
+#include <chrono>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "lockprof/common/error.hpp"
 
 namespace lockprof::workload {
+
+std::vector<TrialStop> run_adaptive(const AdaptiveSchedule& schedule) {
+    std::vector<std::optional<TrialStop>> stop(schedule.cells);
+    std::vector<unsigned> done(schedule.cells, 0);
+    bool running = true;
+    while (running) {
+        running = false;
+        for (std::size_t i = 0; i < schedule.cells; ++i) {
+            if (stop[i]) continue;
+            if (done[i] >= schedule.min_trials) {
+                if (schedule.settled && schedule.settled(i)) {
+                    stop[i] = TrialStop::settled;
+                    continue;
+                }
+                if (schedule.elapsed_ns() >= schedule.budget_ns) {
+                    stop[i] = TrialStop::budget;
+                    continue;
+                }
+            }
+            if (!schedule.run_one(i)) {
+                for (auto& s : stop)
+                    if (!s) s = TrialStop::interrupted;
+                break;
+            }
+            ++done[i];
+            running = true;
+        }
+    }
+    std::vector<TrialStop> out;
+    for (const auto& s : stop) out.push_back(s.value_or(TrialStop::interrupted));
+    return out;
+}
+
+namespace {
+
+// One trial of `plan.cells[i]` into run.cells[i]; false when interrupted.
+bool run_one_trial(const Plan& plan, std::size_t i, unsigned trial, RunControl& control,
+                   const SweepHooks& hooks, RunResult& run, const std::string& of) {
+    const PlannedCell& cell = plan.cells[i];
+    if (hooks.progress)
+        hooks.progress(fmt::format("{} with {} threads, trial {}{}", cell.lock->name, cell.threads,
+                                   trial + 1, of));
+    TrialOutcome outcome = run_trial(*cell.lock, plan.trial_spec(cell, trial), control);
+    if (outcome.interrupted) return false;
+    outcome.result.trial = trial;
+    run.cells[i].trials.push_back(std::move(outcome.result));
+    run.cells[i].overlaps += outcome.overlaps;
+    run.cells[i].lost_updates += outcome.lost_updates;
+    if (!plan.spec.max_time_ns) {  // kept up to date: a StallError leaves the run as it stands
+        run.cells[i].complete = run.cells[i].trials.size() == plan.spec.trials;
+        run.cells[i].stop = run.cells[i].complete ? TrialStop::planned : TrialStop::interrupted;
+    }
+    return true;
+}
+
+}  // namespace
 
 RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hooks,
                     RunResult* partial) {
@@ -20,8 +79,10 @@ RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hoo
         result.delay = cell.delay;
         result.threads = cell.threads;
         result.complete = false;
+        result.stop = TrialStop::interrupted;  // until the sweep says otherwise
         run.cells.push_back(result);
     }
+    const auto started = std::chrono::steady_clock::now();  // --max-time counts from here
     auto interrupted = [&] { return control.interrupted && control.interrupted->load(); };
 
     if (plan.spec.warmup_ns > 0) {
@@ -39,29 +100,45 @@ RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hoo
         }
     }
 
-    // Cells of one thread count are contiguous in the plan; run their trials interleaved.
-    std::size_t group_start = 0;
-    while (group_start < plan.cells.size() && !interrupted()) {
-        std::size_t group_end = group_start;
-        while (group_end < plan.cells.size() &&
-               plan.cells[group_end].threads == plan.cells[group_start].threads)
-            ++group_end;
-        for (unsigned trial = 0; trial < plan.spec.trials && !interrupted(); ++trial) {
-            for (std::size_t i = group_start; i < group_end && !interrupted(); ++i) {
-                const PlannedCell& cell = plan.cells[i];
-                if (hooks.progress)
-                    hooks.progress(fmt::format("{} with {} threads, trial {}/{}", cell.lock->name,
-                                               cell.threads, trial + 1, plan.spec.trials));
-                TrialOutcome outcome = run_trial(*cell.lock, plan.trial_spec(cell, trial), control);
-                if (outcome.interrupted) break;
-                outcome.result.trial = trial;
-                run.cells[i].trials.push_back(std::move(outcome.result));
-                run.cells[i].overlaps += outcome.overlaps;
-                run.cells[i].lost_updates += outcome.lost_updates;
-                run.cells[i].complete = run.cells[i].trials.size() == plan.spec.trials;
-            }
+    if (plan.spec.max_time_ns) {
+        // --trials auto: rounds over all cells until each is settled or the budget is spent.
+        AdaptiveSchedule schedule;
+        schedule.cells = plan.cells.size();
+        schedule.min_trials = plan.spec.trials;
+        schedule.budget_ns = *plan.spec.max_time_ns;
+        schedule.elapsed_ns = [&] {
+            return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                  std::chrono::steady_clock::now() - started)
+                                                  .count());
+        };
+        if (hooks.settled)
+            schedule.settled = [&](std::size_t i) { return hooks.settled(run.cells[i]); };
+        schedule.run_one = [&](std::size_t i) {
+            if (interrupted()) return false;
+            const auto trial = static_cast<unsigned>(run.cells[i].trials.size());
+            return run_one_trial(plan, i, trial, control, hooks, run, " (auto)");
+        };
+        const auto stops = run_adaptive(schedule);
+        for (std::size_t i = 0; i < stops.size(); ++i) {
+            run.cells[i].stop = stops[i];
+            run.cells[i].complete = stops[i] != TrialStop::interrupted;
         }
-        group_start = group_end;
+    } else {
+        // Cells of one thread count are contiguous in the plan; run their trials interleaved.
+        const std::string of = fmt::format("/{}", plan.spec.trials);
+        std::size_t group_start = 0;
+        bool stopped = false;
+        while (group_start < plan.cells.size() && !stopped && !interrupted()) {
+            std::size_t group_end = group_start;
+            while (group_end < plan.cells.size() &&
+                   plan.cells[group_end].threads == plan.cells[group_start].threads)
+                ++group_end;
+            for (unsigned trial = 0; trial < plan.spec.trials && !stopped; ++trial)
+                for (std::size_t i = group_start; i < group_end && !stopped; ++i)
+                    stopped =
+                        interrupted() || !run_one_trial(plan, i, trial, control, hooks, run, of);
+            group_start = group_end;
+        }
     }
     run.interrupted = interrupted();
     for (const auto& cell : run.cells)

@@ -288,6 +288,21 @@ TEST(CompareCli, BadInputIsOneLineAndExitTwo) {
     one_line(r);
 }
 
+TEST(CompareCli, TheBootstrapsOptionsSayTheyWereRemovedAndWhy) {
+    Files f;
+    for (const char* option : {"--resamples", "--seed"}) {
+        const auto r = run_lockprof({"compare", f.base, f.fast, option, "100"});
+        EXPECT_EQ(r.exit_code, 2) << option;
+        EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+        EXPECT_NE(r.err.find(std::string(option) + " was removed"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("no longer come from a bootstrap"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("drop " + std::string(option)), std::string::npos) << r.err;
+    }
+    const auto r = run_lockprof({"compare", f.base, f.fast, "--resamples=100"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--resamples was removed"), std::string::npos) << r.err;
+}
+
 TEST(ReportCli, WritesSelfContainedHtmlAndStandaloneSvg) {
     Files f;
     auto r = run_lockprof({"report", f.base, "-o", (f.dir / "r.html").string(), "--plot",

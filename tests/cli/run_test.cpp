@@ -246,3 +246,162 @@ TEST(CliRun, OversubscriptionReportsEveryThread) {
     // A hang guard with a generous margin, not a performance assertion.
     EXPECT_LT(seconds, 60) << "1024 threads for 1 s took " << seconds << " s";
 }
+
+TEST(CliRun, TrialsAutoStopsEachCellAndSaysWhy) {
+    TempDir dir;
+    auto r = run_lockprof({"--lock=tas,ttas", "--threads=1", "--duration=20ms", "--trials", "auto",
+                           "--max-time", "2s", "--output", (dir / "r.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("trials auto: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" cells settled"), std::string::npos) << r.out;
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(dir / "r.json"));
+    EXPECT_EQ(doc["config"]["trials"], 3) << "the minimum per cell";
+    EXPECT_EQ(doc["config"]["trials_auto"]["max_time_ns"], 2'000'000'000);
+    ASSERT_EQ(doc["cells"].size(), 2u);
+    for (const auto& cell : doc["cells"]) {
+        const std::string reason = cell["stop"]["reason"];
+        EXPECT_TRUE(reason == "settled" || reason == "budget") << reason;
+        EXPECT_EQ(cell["stop"]["trials"], cell["trials"].size());
+        EXPECT_GE(cell["trials"].size(), 3u);
+        EXPECT_TRUE(cell["complete"].get<bool>());
+        EXPECT_EQ(cell["summary"]["precision"]["narrow"].get<bool>(), reason == "settled");
+    }
+    // The file reads back: compare and report accept a run whose cells have their own counts.
+    auto c = run_lockprof({"compare", (dir / "r.json").string(), (dir / "r.json").string()});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+}
+
+TEST(CliRun, TrialsAutoUsageErrorsAreOneLineAndExitTwo) {
+    struct Case {
+        std::vector<std::string> args;
+        std::string says;
+    };
+    const std::vector<Case> cases{
+        {{"--max-time", "2s"}, "--max-time: only with --trials auto"},
+        {{"--trials", "5", "--max-time", "2s"}, "--trials 5 runs exactly 5"},
+        {{"--trials", "auto"}, "--trials auto: needs --max-time"},
+        {{"--trials", "auto", "--max-time", "0"}, "--max-time: must be longer than 0"},
+        {{"--trials", "auto", "--max-time", "soon"}, "--max-time"},
+        {{"--trials", "many"}, "--trials takes a count (5) or auto (with --max-time)"},
+    };
+    for (const auto& c : cases) {
+        auto args = c.args;
+        args.insert(args.begin(), {"--lock=tas", "--threads=1", "--acquires=100"});
+        const auto r = run_lockprof(args);
+        EXPECT_EQ(r.exit_code, 2) << c.says;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+        EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+}
+
+TEST(CliRun, SigintDuringTrialsAutoKeepsEachCellsFinishedTrials) {
+    TempDir dir;
+    const auto json = (dir / "r.json").string();
+    // A budget of an hour: only the signal ends it (or every cell settling, which 2 threads on
+    // this shared machine do not).
+    const std::string command =
+        lockprof::test::shell_quote(LOCKPROF_BIN) +
+        " --lock=tas,cas --threads=2 --duration=50ms --trials auto --max-time 3600s --quiet "
+        "--output " +
+        lockprof::test::shell_quote(json) + " 2>" +
+        lockprof::test::shell_quote((dir / "err").string()) +
+        " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo $? > " +
+        lockprof::test::shell_quote((dir / "rc").string());
+    ASSERT_EQ(std::system(("bash -c " + lockprof::test::shell_quote(command)).c_str()), 0);
+    const int rc = std::stoi(lockprof::test::read_all(dir / "rc"));
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(json));
+    std::size_t trials = 0, interrupted = 0;
+    for (const auto& cell : doc["cells"]) {
+        trials += cell["trials"].size();
+        EXPECT_EQ(cell["stop"]["trials"], cell["trials"].size());
+        const bool stopped = cell["stop"]["reason"] == "interrupted";
+        interrupted += stopped;
+        EXPECT_EQ(cell["complete"].get<bool>(), !stopped);
+    }
+    if (interrupted == 0) GTEST_SKIP() << "every cell settled before the signal";
+    EXPECT_EQ(rc, 130);
+    EXPECT_TRUE(doc["interrupted"].get<bool>());
+    EXPECT_GT(trials, 0u);
+    auto c = run_lockprof({"compare", json, json});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+}
+
+TEST(CliRun, ProcessesRunTheTrialsInSeveralProcessesAndSaySo) {
+    TempDir dir;
+    auto r =
+        run_lockprof({"--lock=tas,ttas", "--threads=1", "--acquires=2000", "--trials=3",
+                      "--processes", "2", "--no-counters", "--output", (dir / "r.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("3 trials in each of 2 processes"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("over the trials of 2 processes together"), std::string::npos) << r.out;
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(dir / "r.json"));
+    EXPECT_EQ(doc["config"]["processes"], 2);
+    ASSERT_EQ(doc["cells"].size(), 2u);
+    for (const auto& cell : doc["cells"]) {
+        ASSERT_EQ(cell["trials"].size(), 6u);
+        EXPECT_TRUE(cell["complete"].get<bool>());
+        for (unsigned i = 0; i < 6; ++i) {
+            EXPECT_EQ(cell["trials"][i]["trial"], i);
+            EXPECT_EQ(cell["trials"][i]["process"], i / 3) << "3 trials from each process";
+        }
+    }
+    EXPECT_EQ(doc["cells"][1]["summary"]["comparison"]["resampled_over"], "trials");
+    EXPECT_EQ(doc["cells"][1]["summary"]["comparison"]["processes"], 2);
+    auto c = run_lockprof({"compare", (dir / "r.json").string(), (dir / "r.json").string()});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+
+    // From 3 processes on, the verdict resamples over processes.
+    r = run_lockprof({"--lock=tas,ttas", "--threads=1", "--acquires=500", "--trials=3",
+                      "--processes=3", "--no-counters", "--output", (dir / "r3.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("resampled over 3 processes"), std::string::npos) << r.out;
+    const auto three = nlohmann::json::parse(lockprof::test::read_all(dir / "r3.json"));
+    EXPECT_EQ(three["cells"][1]["trials"].size(), 9u);
+    EXPECT_EQ(three["cells"][1]["summary"]["comparison"]["resampled_over"], "processes");
+}
+
+TEST(CliRun, ProcessesUsageErrorsAreOneLineAndExitTwo) {
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+        {{"--processes", "0"}, "--processes: must be at least 1"},
+        {{"--processes", "2", "--trials", "auto", "--max-time", "1s"},
+         "--processes: not with --trials auto"},
+        {{"--processes", "2", "--sample"}, "--processes: not with --sample"},
+    };
+    for (const auto& [extra, says] : cases) {
+        std::vector<std::string> args{"--lock=tas", "--threads=1", "--acquires=100"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const auto r = run_lockprof(args);
+        EXPECT_EQ(r.exit_code, 2) << says;
+        EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+        EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+    }
+}
+
+TEST(CliRun, SigintDuringProcessesKeepsTheFinishedTrials) {
+    TempDir dir;
+    const auto json = (dir / "r.json").string();
+    // The signal goes to lockprof alone; it passes it on to the process running.
+    const std::string command =
+        lockprof::test::shell_quote(LOCKPROF_BIN) +
+        " --lock=tas,cas --threads=1 --duration=100ms --trials=20 --processes 3 --no-counters "
+        "--quiet --output " +
+        lockprof::test::shell_quote(json) + " 2>" +
+        lockprof::test::shell_quote((dir / "err").string()) +
+        " & pid=$!; sleep 2.5; kill -INT $pid; wait $pid; echo $? > " +
+        lockprof::test::shell_quote((dir / "rc").string());
+    ASSERT_EQ(std::system(("bash -c " + lockprof::test::shell_quote(command)).c_str()), 0);
+    EXPECT_EQ(std::stoi(lockprof::test::read_all(dir / "rc")), 130);
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(json));
+    EXPECT_TRUE(doc["interrupted"].get<bool>());
+    std::size_t trials = 0;
+    for (const auto& cell : doc["cells"]) {
+        trials += cell["trials"].size();
+        EXPECT_FALSE(cell["complete"].get<bool>());
+        EXPECT_EQ(cell["stop"]["reason"], "interrupted");
+    }
+    EXPECT_GT(trials, 0u);
+    EXPECT_LT(trials, 120u);
+    auto c = run_lockprof({"compare", json, json});
+    EXPECT_EQ(c.exit_code, 0) << c.err;
+}

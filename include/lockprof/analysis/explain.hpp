@@ -35,6 +35,8 @@ struct CellEvidence {
     std::string flavour;    // "", "llsc", "lse", "outline"
     unsigned threads = 0;
     Spread acquires_per_second;
+    // What the throughput verdict compares (CellSummary::verdict_values); empty: the trials.
+    std::vector<double> verdict_values;
     Spread rmw_per_acquire;
     Spread spins_per_acquire;
     Spread sleeps_per_acquire;  // pg-slock's pg_usleep
@@ -46,6 +48,8 @@ struct CellEvidence {
     bool precise = false;  // precise_ip granted: no skid
     std::vector<InstructionShare> instructions;
     std::vector<std::string> acquire_loop_mnemonics;
+    // `--trials auto`: the cell's line when the budget stopped it unsettled (adaptive_note).
+    std::string trials_note;
 };
 
 struct ExplainThresholds {

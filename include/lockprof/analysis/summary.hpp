@@ -31,6 +31,10 @@ struct EventSummary {
 struct Comparison {
     std::string baseline;  // lock it is compared with (first lock at this thread count)
     Effect effect;         // this lock vs the baseline, one of the run's family of comparisons
+    // What the effect resampled (`--processes`): from kMinTrials processes on, each process's
+    // trials pooled into its geometric mean, one value per process; else every trial.
+    unsigned processes = 1;
+    bool over_processes = false;
 };
 
 struct CellSummary {
@@ -63,6 +67,13 @@ struct CellSummary {
     std::vector<EventSummary> events;
     std::vector<DerivedMetric> derived;    // IPC, stxr fail ratio (derived_events.hpp)
     std::optional<Comparison> comparison;  // absent for the baseline itself
+    // The values the `vs first` verdicts compare for this cell: acquires/s per trial, or with
+    // 3 or more --processes one pooled value per process. The explanation judges with them too.
+    std::vector<double> verdict_values;
+    // `--trials auto` cells only (stopped as settled or by the budget): how precisely the
+    // cell's own trials pin down its throughput, judged with the run's band, Bonferroni over
+    // every cell of the run: what the sweep's stopping rule used.
+    std::optional<Precision> precision;
 };
 
 // Every cell's summary; the comparisons with the first lock are judged together (Bonferroni
@@ -80,8 +91,29 @@ VerdictOptions verdict_options(const std::vector<CellSummary>& summaries);
 
 // The lines under a table of `vs first` verdicts: the method (level, correction, band), then
 // each cell that is inconclusive (with what would settle it), has too few trials or flagged
-// outliers. Empty when nothing was compared.
+// outliers; then adaptive_notes(). Empty when nothing was compared and trials were fixed.
 std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries);
+
+// A cell's acquires/s per trial, in trial order.
+std::vector<double> trial_throughputs(const workload::CellResult& cell);
+// `--processes`: the geometric mean of each process's trials, in process order (processes
+// without a trial left out).
+std::vector<double> process_throughputs(const workload::CellResult& cell, unsigned processes);
+// What the verdicts resampled, for the notes: "resampled over 3 processes (...)", "resampled
+// over trials within one process", or for 2 processes the trials of both together.
+std::string resampling_text(unsigned processes);
+
+// The stopping rule of `--trials auto`: the precision of a cell's throughput over its trials
+// so far, one of `cells` judged together. The sweep stops the cell when it is `narrow`.
+Precision cell_precision(const workload::CellResult& cell, const VerdictOptions& options,
+                         std::size_t cells);
+
+// The lines `--trials auto` adds under the table and to the explanation: how many cells
+// settled and after how many trials, and each cell the budget stopped with its interval still
+// wider than the band, with its trials. Empty for a run with a fixed trial count.
+std::vector<std::string> adaptive_notes(const std::vector<CellSummary>& summaries);
+// One budget-stopped cell's line ("tas at 4 threads stayed inconclusive: ..."), "" otherwise.
+std::string adaptive_note(const CellSummary& summary);
 
 // Scales a counter reading for multiplexing; nullopt when it never ran.
 std::optional<double> scaled_value(const profiling::CounterReading& reading);

@@ -73,6 +73,28 @@ struct Effect {
 Effect compare_trials(const std::vector<double>& base, const std::vector<double>& other,
                       const VerdictOptions& options = {}, std::size_t family = 1);
 
+// How precisely a cell's own trials pin down its throughput: the t interval on the mean of the
+// log values (n - 1 degrees of freedom), exponentiated and divided by the geometric mean, so it
+// reads [exp(-h), exp(h)] around 1. `--trials auto` stops a cell when this interval is narrower
+// than the equivalence band: it lies inside [1 - e, 1 + e], which (exp(-h) > 1 - e whenever
+// exp(h) <= 1 + e) is h <= log(1 + e). One of `family` cells judged together (Bonferroni).
+struct Precision {
+    std::size_t trials = 0;
+    double geometric_mean = 0;                   // 0 when there is no interval
+    std::optional<ConfidenceInterval> interval;  // relative to the geometric mean; none below
+                                                 // kMinTrials or with a trial of 0
+    double level = 0;                            // after the correction
+    double half_width = 0;                       // exp(h) - 1: "±3.1%"; 0 without an interval
+    bool narrow = false;                         // the interval lies inside the band
+    double equivalence = 0;                      // the band's half-width used
+    // Not narrow: trials that would likely make it so at the observed spread (kSettleLimit + 1
+    // means "more"); absent when narrow or without an interval.
+    std::optional<unsigned> trials_to_narrow;
+};
+
+Precision throughput_precision(const std::vector<double>& values,
+                               const VerdictOptions& options = {}, std::size_t family = 1);
+
 // Each interval's level under Bonferroni: 1 - (1 - confidence) / family.
 double corrected_level(double confidence, std::size_t family);
 
@@ -82,6 +104,9 @@ std::vector<std::size_t> tukey_outliers(const std::vector<double>& values);
 
 // Student's t quantile (p in (0, 1), degrees of freedom > 0).
 double t_quantile(double p, double degrees_of_freedom);
+
+// "±3.1%" (the interval's half-width) or "no interval (2 trials)".
+std::string precision_text(const Precision& precision);
 
 // "±2%".
 std::string band_text(double equivalence);

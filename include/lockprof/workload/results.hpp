@@ -82,10 +82,34 @@ struct ThreadResult : profiling::ThreadMeasurements {
 
 struct TrialResult {
     unsigned trial = 0;
+    unsigned process = 0;       // which of RunSpec::processes ran it (0 in a one-process run)
     std::uint64_t wall_ns = 0;  // release of the start barrier to the last thread's stop
     std::uint64_t ticks = 0;    // the same window in arch::ticks()
     std::vector<ThreadResult> threads;
 };
+
+// Why a cell stopped running trials.
+enum class TrialStop {
+    planned,      // --trials N: all N ran
+    settled,      // --trials auto: its interval became narrower than the equivalence band
+    budget,       // --trials auto: the --max-time budget ran out first
+    interrupted,  // a signal or the watchdog ended the sweep first
+};
+
+// "planned", "settled", "budget", "interrupted" (the result file's `stop.reason`).
+constexpr const char* trial_stop_name(TrialStop stop) {
+    switch (stop) {
+        case TrialStop::planned:
+            return "planned";
+        case TrialStop::settled:
+            return "settled";
+        case TrialStop::budget:
+            return "budget";
+        case TrialStop::interrupted:
+            return "interrupted";
+    }
+    return "?";
+}
 
 // One lock at one thread count: all its trials.
 struct CellResult {
@@ -96,6 +120,7 @@ struct CellResult {
     unsigned threads = 0;
     std::vector<TrialResult> trials;
     bool complete = true;  // false when interrupted before all trials ran
+    TrialStop stop = TrialStop::planned;
     // Over all trials, non-zero means the lock did not exclude: acquires at which the exclusion
     // check found another holder inside (the threads' overlaps), and increments of shared line 0
     // lost to overlapping holders.

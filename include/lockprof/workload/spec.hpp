@@ -64,7 +64,13 @@ struct RunSpec {
     std::optional<arch::Delay> delay;  // none set: each lock's default
     PinSpec pin;
     std::uint64_t warmup_ns = 0;
-    unsigned trials = 1;
+    unsigned trials = 1;  // with max_time_ns: the minimum per cell
+    // `--trials auto --max-time`: after `trials` per cell, more until a cell is settled (the
+    // sweep's `settled` hook says so) or this much time since the sweep began has passed.
+    std::optional<std::uint64_t> max_time_ns;
+    // `--processes N`: the sweep ran in N processes, `trials` trials of every cell in each
+    // (cli/process_runner); 1: in this one.
+    unsigned processes = 1;
     std::uint64_t seed = 1;
     bool latency = false;
     std::uint64_t watchdog_ns = 10'000'000'000;  // no progress for this long ends the run

@@ -2,8 +2,10 @@
 // so slow drift of the machine affects all locks alike.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "lockprof/workload/plan.hpp"
 #include "lockprof/workload/results.hpp"
@@ -14,11 +16,34 @@ namespace lockprof::workload {
 struct SweepHooks {
     // Called before each trial with a one-line description ("tas 4 threads, trial 2/3").
     std::function<void(const std::string&)> progress;
+    // `--trials auto` (RunSpec::max_time_ns): whether a cell's trials so far are enough. The
+    // caller judges (cli passes analysis::throughput_precision); the sweep knows no statistics.
+    // Unset: no cell ever settles, each runs until the budget is spent.
+    std::function<bool(const CellResult&)> settled;
 };
 
-// Runs all cells. On interrupt (control.interrupted set) stops, keeps finished trials and
-// returns with result.interrupted set. A StallError propagates; `partial` (if given) then
-// holds what had finished so the caller can still write it.
+// The schedule of `--trials auto`, apart from what a trial is, so tests can drive it with
+// synthetic trials. Rounds over the cells in order, each round one trial of every cell still
+// running: the budget is spent round-robin, so every cell that needs more trials gets them at
+// the same rate. A cell stops, before a trial beyond its first `min_trials`, when `settled(i)`
+// says so (TrialStop::settled) or when `elapsed_ns()` has reached `budget_ns`
+// (TrialStop::budget). The first `min_trials` always run. `run_one(i)` runs one trial of cell
+// i and returns false when the sweep was interrupted: every cell not yet stopped is then
+// TrialStop::interrupted. Returns each cell's reason.
+struct AdaptiveSchedule {
+    std::size_t cells = 0;
+    unsigned min_trials = 3;
+    std::uint64_t budget_ns = 0;
+    std::function<std::uint64_t()> elapsed_ns;
+    std::function<bool(std::size_t)> settled;
+    std::function<bool(std::size_t)> run_one;
+};
+std::vector<TrialStop> run_adaptive(const AdaptiveSchedule& schedule);
+
+// Runs all cells: spec.trials of each, or with spec.max_time_ns the adaptive schedule above
+// (`hooks.settled` decides). On interrupt (control.interrupted set) stops, keeps finished trials
+// and returns with result.interrupted set. A StallError propagates; `partial` (if given) then holds
+// what had finished so the caller can still write it.
 RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hooks,
                     RunResult* partial = nullptr);
 

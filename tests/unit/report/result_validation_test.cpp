@@ -148,6 +148,20 @@ const std::vector<Damage> kDamages = {
          d["cells"][0]["trials"].erase(1);
          d["cells"][0].erase("summary"); },
      "cells[0].complete: says true with 1 of the 2 trials"},
+    {"unknown stop reason", [](json& d) { d["cells"][0]["stop"]["reason"] = "bored"; },
+     "cells[0].stop.reason: unknown reason 'bored'"},
+    {"stop trials not the cell's", [](json& d) { d["cells"][0]["stop"]["trials"] = 7; },
+     "cells[0].stop.trials: 7 trials, but the cell holds 2"},
+    {"settled without trials auto", [](json& d) { d["cells"][0]["stop"]["reason"] = "settled"; },
+     "cells[0].stop.reason: is 'settled', but config.trials_auto is not set"},
+    {"planned with trials auto", [](json& d) { d["config"]["trials_auto"] = {{"max_time_ns", 1000}}; },
+     "cells[0].stop.reason: is 'planned', but config.trials_auto is set"},
+    {"process out of range", [](json& d) { d["cells"][0]["trials"][0]["process"] = 1; },
+     "cells[0].trials[0].process: 1 is out of range (config.processes is 1)"},
+    {"trials of a missing process", [](json& d) { d["config"]["processes"] = 2; },
+     "cells[0].complete: says true with 2 of the 4 trials"},
+    {"zero budget", [](json& d) { d["config"]["trials_auto"] = {{"max_time_ns", 0}}; },
+     "config.trials_auto.max_time_ns: is 0"},
     {"cell overlaps not the threads'", [](json& d) { d["cells"][0]["overlaps"] = 3; },
      "cells[0].overlaps: 3, but the threads' overlaps add up to 0"},
     {"summary acquires not the threads' sum", [](json& d) {
@@ -174,7 +188,10 @@ TEST(ResultValidation, AnInterruptedRunMayHaveCellsWithoutTrials) {
     doc["interrupted"] = true;
     doc["cells"][0]["trials"] = json::array();
     doc["cells"][0]["complete"] = false;
+    doc["cells"][0]["stop"] = {{"reason", "interrupted"}, {"trials", 0}};
     doc["cells"][0].erase("summary");
+    EXPECT_EQ(refusal(doc), "");
+    doc["cells"][0].erase("stop");  // files from before `stop`: derived from `complete`
     EXPECT_EQ(refusal(doc), "");
 }
 

@@ -112,5 +112,87 @@ TEST(Sweep, InterruptKeepsFinishedTrialsAndMarksCellsIncomplete) {
     EXPECT_TRUE(partial.interrupted);
 }
 
+TEST(Sweep, AutoTrialsRunTheMinimumThenStopSettledCells) {
+    RunSpec spec = small_sweep();
+    spec.trials = 3;
+    spec.threads = {1};
+    spec.max_time_ns = 3'600'000'000'000;  // an hour: only the hook stops them
+    std::vector<std::string> progress;
+    SweepHooks hooks;
+    hooks.progress = [&](const std::string& line) { progress.push_back(line); };
+    hooks.settled = [](const CellResult& cell) { return cell.trials.size() >= 3; };
+    RunControl control;
+    const RunResult run = run_sweep(plan_of(spec), control, hooks);
+    EXPECT_EQ(progress, (std::vector<std::string>{
+                            "tas with 1 threads, trial 1 (auto)",
+                            "ticket with 1 threads, trial 1 (auto)",
+                            "tas with 1 threads, trial 2 (auto)",
+                            "ticket with 1 threads, trial 2 (auto)",
+                            "tas with 1 threads, trial 3 (auto)",
+                            "ticket with 1 threads, trial 3 (auto)",
+                        }));
+    for (const auto& cell : run.cells) {
+        EXPECT_EQ(cell.stop, TrialStop::settled) << cell.lock;
+        EXPECT_TRUE(cell.complete);
+        ASSERT_EQ(cell.trials.size(), 3u);
+        EXPECT_EQ(cell.trials[2].trial, 2u);
+    }
+}
+
+TEST(Sweep, AutoTrialsStopAtTheBudgetButNeverBelowTheMinimum) {
+    RunSpec spec = small_sweep();
+    spec.trials = 3;
+    spec.max_time_ns = 1;  // spent before the first trial ends
+    RunControl control;
+    const RunResult run = run_sweep(plan_of(spec), control, SweepHooks{});  // never settles
+    for (const auto& cell : run.cells) {
+        EXPECT_EQ(cell.stop, TrialStop::budget) << cell.lock;
+        EXPECT_TRUE(cell.complete);
+        EXPECT_EQ(cell.trials.size(), 3u);
+    }
+}
+
+TEST(Sweep, FixedTrialsSayPlanned) {
+    RunControl control;
+    const RunResult run = run_sweep(plan_of(small_sweep()), control, SweepHooks{});
+    for (const auto& cell : run.cells) EXPECT_EQ(cell.stop, TrialStop::planned) << cell.lock;
+}
+
+TEST(AdaptiveSchedule, RoundRobinUntilSettledOrOutOfBudget) {
+    // Cell 0 settles after 4 trials, cell 1 never; each trial "takes" 100 ms of a 1 s budget.
+    std::vector<unsigned> trials(2, 0);
+    std::vector<std::size_t> order;
+    std::uint64_t clock = 0;
+    AdaptiveSchedule schedule;
+    schedule.cells = 2;
+    schedule.min_trials = 3;
+    schedule.budget_ns = 1'000'000'000;
+    schedule.elapsed_ns = [&] { return clock; };
+    schedule.settled = [&](std::size_t i) { return i == 0 && trials[0] >= 4; };
+    schedule.run_one = [&](std::size_t i) {
+        order.push_back(i);
+        ++trials[i];
+        clock += 100'000'000;
+        return true;
+    };
+    const auto stops = run_adaptive(schedule);
+    EXPECT_EQ(stops, (std::vector<TrialStop>{TrialStop::settled, TrialStop::budget}));
+    EXPECT_EQ(trials[0], 4u);
+    EXPECT_EQ(trials[1], 6u);  // 10 trials fit the budget; cell 0 took 4
+    EXPECT_EQ(order, (std::vector<std::size_t>{0, 1, 0, 1, 0, 1, 0, 1, 1, 1}));
+}
+
+TEST(AdaptiveSchedule, AnInterruptStopsEveryUnfinishedCell) {
+    unsigned runs = 0;
+    AdaptiveSchedule schedule;
+    schedule.cells = 3;
+    schedule.budget_ns = 1'000'000'000;
+    schedule.elapsed_ns = [] { return std::uint64_t{0}; };
+    schedule.run_one = [&](std::size_t) { return ++runs < 5; };
+    const auto stops = run_adaptive(schedule);
+    EXPECT_EQ(runs, 5u);
+    EXPECT_EQ(stops, std::vector<TrialStop>(3, TrialStop::interrupted));
+}
+
 }  // namespace
 }  // namespace lockprof::workload
