@@ -48,10 +48,6 @@ std::string describe(const workload::RunResult& run) {
         run.spec.trials, run.spec.trials == 1 ? "" : "s", p.timestamp_utc);
 }
 
-std::string percent(double fraction) {
-    return fmt::format("{:.1f}%", fraction * 100);
-}
-
 std::string cell_list(const std::vector<analysis::MissingCell>& cells) {
     std::string out;
     for (const auto& c : cells)
