@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -183,8 +184,34 @@ RunComparison compare_runs(const workload::RunResult& base, const workload::RunR
     }
     // Every matched cell is one of the family the Bonferroni correction covers.
     result.family = result.cells.size();
-    for (auto& c : result.cells)
-        c.effect = compare_trials(c.base.values, c.other.values, options, result.family);
+    const unsigned base_processes = std::max(base.spec.processes, 1u);
+    const unsigned other_processes = std::max(other.spec.processes, 1u);
+    result.over_processes = base_processes >= kMinTrials && other_processes >= kMinTrials;
+    result.resampling = result.over_processes
+                            ? fmt::format(
+                                  "resampled over processes ({} in base, {} in new; each process's "
+                                  "trials pooled into its geometric mean)",
+                                  base_processes, other_processes)
+                        : base_processes > 1 || other_processes > 1
+                            ? fmt::format(
+                                  "resampled over trials ({} and {} processes: resampling over "
+                                  "processes needs --processes {} or more in both runs)",
+                                  base_processes, other_processes, kMinTrials)
+                            : "resampled over trials within one process per run";
+    for (auto& c : result.cells) {
+        if (!result.over_processes) {
+            c.effect = compare_trials(c.base.values, c.other.values, options, result.family);
+            continue;
+        }
+        const auto cell_of = [&](const workload::RunResult& run) -> const workload::CellResult& {
+            for (const auto& cell : run.cells)
+                if (cell.lock == c.lock && cell.threads == c.threads) return cell;
+            throw std::logic_error("compare_runs: a matched cell is missing");
+        };
+        c.effect = compare_trials(process_throughputs(cell_of(base), base_processes),
+                                  process_throughputs(cell_of(other), other_processes), options,
+                                  result.family);
+    }
     for (const auto& k : others)
         if (!k.matched)
             result.only_in_other.push_back({k.summary->cell->lock, k.summary->cell->threads});

@@ -56,7 +56,7 @@ std::string cell_list(const std::vector<analysis::MissingCell>& cells) {
 }
 
 std::string test_statement(const analysis::RunComparison& c) {
-    return analysis::method_text(c.options, c.family) + "; " +
+    return analysis::method_text(c.options, c.family) + "; " + c.resampling + "; " +
            std::string(analysis::kSpreadDefinition) +
            "; outliers (Tukey fences) are flagged and kept";
 }
@@ -179,6 +179,8 @@ std::string render_json(const Loaded& base, const std::vector<Compared>& all,
                       {"warnings", json::array()},
                       {"caveat", c.comparison.caveat},
                       {"family", c.comparison.family},
+                      {"over_processes", c.comparison.over_processes},
+                      {"resampling", c.comparison.resampling},
                       {"level", analysis::corrected_level(options.confidence, c.comparison.family)},
                       {"cells", json::array()},
                       {"only_in_base", missing(c.comparison.only_in_base)},

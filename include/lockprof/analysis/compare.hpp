@@ -26,7 +26,7 @@ struct CellComparison {
     unsigned threads = 0;
     Spread base;    // acquires/s per trial
     Spread other;   // acquires/s per trial
-    Effect effect;  // other vs base
+    Effect effect;  // other vs base (over processes when RunComparison::over_processes)
 };
 
 // A provenance or workload difference that can make a throughput difference meaningless.
@@ -48,7 +48,11 @@ struct RunComparison {
     // (assertions on in base only); the kernels differ". Every verdict line carries it.
     std::string caveat;
     VerdictOptions options;
-    std::size_t family = 0;             // cells compared, the Bonferroni family
+    std::size_t family = 0;  // cells compared, the Bonferroni family
+    // Both runs made with --processes 3 or more: each cell's effect compares one value per
+    // process (its trials' geometric mean), as the runs' own verdicts did; else every trial.
+    bool over_processes = false;
+    std::string resampling;             // which of the two, for the method line
     std::vector<CellComparison> cells;  // in BASE's cell order
     std::vector<MissingCell> only_in_base;
     std::vector<MissingCell> only_in_other;

@@ -219,3 +219,46 @@ TEST(Compare, CellsWithoutTrialsAreNotCompared) {
 
 }  // namespace
 }  // namespace lockprof::analysis
+
+namespace lockprof::analysis {
+namespace {
+
+// Runs made with --processes 3 or more are compared process by process, as their own verdicts
+// were (one value per process, its trials' geometric mean); with fewer, trial by trial. The
+// method line says which.
+TEST(Compare, RunsInSeveralProcessesAreComparedProcessByProcess) {
+    auto tag = [](workload::RunResult run, unsigned processes) {
+        run.spec.processes = processes;
+        for (auto& c : run.cells)
+            for (std::size_t i = 0; i < c.trials.size(); ++i)
+                c.trials[i].process = static_cast<unsigned>(i % processes);
+        return run;
+    };
+    const std::vector<double> trials = {100e6, 120e6, 80e6, 101e6, 119e6, 81e6};
+    const auto base = run_with({cell("tas", 1, trials)});
+    std::vector<double> faster;
+    for (double v : trials) faster.push_back(v * 1.5);
+    const auto other = run_with({cell("tas", 1, faster)});
+
+    const auto by_process = compare_runs(tag(base, 3), tag(other, 3));
+    EXPECT_TRUE(by_process.over_processes);
+    ASSERT_EQ(by_process.cells.size(), 1u);
+    EXPECT_EQ(by_process.cells[0].effect.base_trials, 3u) << "one value per process";
+    EXPECT_EQ(by_process.cells[0].effect.other_trials, 3u);
+    EXPECT_NE(by_process.resampling.find("resampled over processes (3 in base, 3 in new"),
+              std::string::npos)
+        << by_process.resampling;
+
+    const auto mixed = compare_runs(tag(base, 3), tag(other, 2));
+    EXPECT_FALSE(mixed.over_processes);
+    EXPECT_EQ(mixed.cells[0].effect.base_trials, 6u);
+    EXPECT_NE(mixed.resampling.find("needs --processes 3 or more in both runs"), std::string::npos)
+        << mixed.resampling;
+
+    const auto plain = compare_runs(base, other);
+    EXPECT_FALSE(plain.over_processes);
+    EXPECT_EQ(plain.resampling, "resampled over trials within one process per run");
+}
+
+}  // namespace
+}  // namespace lockprof::analysis
