@@ -12,6 +12,7 @@
 
 #include "lockprof/common/error.hpp"
 #include "lockprof/report/json.hpp"
+#include "lockprof/report/record_report.hpp"
 #include "lockprof/sampling/sampler.hpp"
 
 namespace lockprof::report {
@@ -453,11 +454,28 @@ workload::CellResult cell_from_json(const Node& j, const workload::RunSpec& spec
     return cell;
 }
 
+// Why `doc` is not a run result, in one line: lockprof's other documents are named for what
+// they are and what reads them.
+std::string not_a_result(const json& doc) {
+    const json* schema = doc.is_object() && doc.contains("schema") ? &doc["schema"] : nullptr;
+    if (!schema || !schema->is_string())
+        return "not a lockprof result (no \"schema\": \"lockprof.result\")";
+    const auto name = schema->get<std::string>();
+    if (name == kRecordSchemaName)
+        return "a `lockprof record` recording (schema lockprof-record), not a run result: report, "
+               "compare and annotate read `lockprof run -o FILE` results; a recording's report is "
+               "what record prints, and its --flamegraph, --pprof and --annotate-top outputs";
+    if (name == "lockprof.compare")
+        return "a `lockprof compare` output (schema lockprof.compare), not a run result: give "
+               "the run results it compared";
+    return fmt::format("not a lockprof result (schema \"{}\", not \"lockprof.result\")", name);
+}
+
 }  // namespace
 
 workload::RunResult result_from_json(const json& doc) {
     if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kSchemaName)
-        throw UsageError("not a lockprof result (no \"schema\": \"lockprof.result\")");
+        throw UsageError(not_a_result(doc));
     const Node root(doc);
     const int version = doc.contains("schema_version") && doc["schema_version"].is_number_integer()
                             ? doc["schema_version"].get<int>()

@@ -268,6 +268,25 @@ TEST(CompareCli, BadInputIsOneLineAndExitTwo) {
     one_line(r);
     EXPECT_NE(r.err.find("not a lockprof result"), std::string::npos) << r.err;
 
+    // lockprof's other documents are named for what they are and what reads them.
+    const auto recording =
+        f.write("record.json", json{{"schema", "lockprof-record"}, {"schema_version", 1}});
+    r = run_lockprof({"report", recording, "-o", (f.dir / "r.html").string()});
+    one_line(r);
+    EXPECT_NE(r.err.find("a `lockprof record` recording (schema lockprof-record), not a run "
+                         "result: report, compare and annotate read `lockprof run -o FILE`"),
+              std::string::npos)
+        << r.err;
+    const auto comparison = f.write("cmp.json", json{{"schema", "lockprof.compare"}});
+    r = run_lockprof({"compare", f.base, comparison});
+    one_line(r);
+    EXPECT_NE(r.err.find("a `lockprof compare` output"), std::string::npos) << r.err;
+    const auto unknown = f.write("unknown.json", json{{"schema", "speedscope"}});
+    r = run_lockprof({"compare", f.base, unknown});
+    one_line(r);
+    EXPECT_NE(r.err.find("not a lockprof result (schema \"speedscope\""), std::string::npos)
+        << r.err;
+
     const std::string text = read_all(f.base);
     std::ofstream(f.dir / "cut.json") << text.substr(0, text.size() / 2);
     r = run_lockprof({"compare", f.base, (f.dir / "cut.json").string()});
