@@ -103,7 +103,8 @@ cp "$pkgroot/usr/bin/aarch64-linux-gnu-objdump" "$rootfs/usr/bin/"
 ln -s aarch64-linux-gnu-objdump "$rootfs/usr/bin/objdump"
 printf 'root:x:0:0:root:/root:/bin/bash\n' >"$rootfs/etc/passwd"
 printf 'root:x:0:\n' >"$rootfs/etc/group"
-binaries=("$build/lockprof" "$build/tests/lockprof_unit_tests" "$build/tests/lockprof_cli_tests")
+binaries=("$build/lockprof" "$build/tests/lockprof_unit_tests" "$build/tests/lockprof_cli_tests"
+    "$build/tests/lockprof_spin_helper")
 for binary in "${binaries[@]}"; do
     mkdir -p "$rootfs$(dirname "$binary")"
     cp "$binary" "$rootfs$binary"
@@ -135,12 +136,13 @@ for binary in "${binaries[@]}" "$rootfs/bin/bash" "$rootfs/usr/bin/aarch64-linux
 done
 cp "$root/scripts/lib/arm-system-guest.sh" "$rootfs/stage/guest.sh"
 # Test filters for the guest: the hardware-PMU tests that skip elsewhere, plus the counting,
-# sampling and CLI tests around them.
+# sampling and CLI tests around them, and record --spin's uprobe tests (arm64 uprobes: they skip
+# under qemu-user, which has no perf_event).
 cat >"$rootfs/stage/paths.sh" <<EOF
 LOCKPROF_BUILD='$build'
 LOCKPROF_SOURCE='$root'
 LOCKPROF_GUEST_UNIT_FILTER='Pmu*:PerfSampler.*:TimerSampler.*:MakeSampler.*'
-LOCKPROF_GUEST_CLI_FILTER='CliPmu.*:CliSampling.*'
+LOCKPROF_GUEST_CLI_FILTER='CliPmu.*:CliSampling.*:CliRecordSpin.*'
 EOF
 rootimg="$sysdir/root.img"
 rm -f "$rootimg"
