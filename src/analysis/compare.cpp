@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -162,6 +162,8 @@ RunComparison compare_runs(const workload::RunResult& base, const workload::RunR
     std::vector<Keyed> others;
     for (const auto& s : other_summaries)
         if (s.trials > 0) others.push_back({&s});
+    // The matched cells' results, in result.cells' order: {base, other}.
+    std::vector<std::pair<const workload::CellResult*, const workload::CellResult*>> matched;
 
     for (const auto& b : base_summaries) {
         if (b.trials == 0) continue;  // no finished trial: nothing to compare
@@ -181,6 +183,7 @@ RunComparison compare_runs(const workload::RunResult& base, const workload::RunR
         c.base = b.acquires_per_second;
         c.other = o.acquires_per_second;
         result.cells.push_back(std::move(c));
+        matched.emplace_back(b.cell, o.cell);
     }
     // Every matched cell is one of the family the Bonferroni correction covers.
     result.family = result.cells.size();
@@ -198,19 +201,13 @@ RunComparison compare_runs(const workload::RunResult& base, const workload::RunR
                                   "processes needs --processes {} or more in both runs)",
                                   base_processes, other_processes, kMinTrials)
                             : "resampled over trials within one process per run";
-    for (auto& c : result.cells) {
-        if (!result.over_processes) {
-            c.effect = compare_trials(c.base.values, c.other.values, options, result.family);
-            continue;
-        }
-        const auto cell_of = [&](const workload::RunResult& run) -> const workload::CellResult& {
-            for (const auto& cell : run.cells)
-                if (cell.lock == c.lock && cell.threads == c.threads) return cell;
-            throw std::logic_error("compare_runs: a matched cell is missing");
-        };
-        c.effect = compare_trials(process_throughputs(cell_of(base), base_processes),
-                                  process_throughputs(cell_of(other), other_processes), options,
-                                  result.family);
+    for (std::size_t i = 0; i < result.cells.size(); ++i) {
+        auto& c = result.cells[i];
+        c.effect = result.over_processes
+                       ? compare_trials(process_throughputs(*matched[i].first, base_processes),
+                                        process_throughputs(*matched[i].second, other_processes),
+                                        options, result.family)
+                       : compare_trials(c.base.values, c.other.values, options, result.family);
     }
     for (const auto& k : others)
         if (!k.matched)
