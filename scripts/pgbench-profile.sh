@@ -30,6 +30,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cluster_script="$root/scripts/lib/pg-cluster.sh"
+# shellcheck source=lib/pgbench-run.sh
+source "$root/scripts/lib/pgbench-run.sh"
 
 die() { echo "pgbench-profile: $*" >&2; exit 1; }
 usage() { echo "pgbench-profile: $*; see scripts/pgbench-profile.sh --help" >&2; exit 2; }
@@ -170,13 +172,7 @@ for mode in "${mode_list[@]}"; do
             --flamegraph "$out/$name.svg" --output "$out/$name.json" \
             >"$out/$name.txt" 2>"$out/$name.lockprof.log" &
         lockprof_pid=$!
-        lockprof_status=0
-        wait "$lockprof_pid" || lockprof_status=$?
-        lockprof_pid=""
-        pgbench_status=0
-        wait "$pgbench_pid" || pgbench_status=$?
-        pgbench_pid=""
-        tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$out/$name.pgbench.log" | tail -n 1)
+        pgbench_run_collect "$out/$name.pgbench.log"
         if ((pgbench_status)) || [[ -z $tps ]]; then
             echo "pgbench-profile: $name: pgbench failed: $(tail -n 1 "$out/$name.pgbench.log")" >&2
             tps="failed"

@@ -2,8 +2,8 @@
 # Installs the Debian packages lockprof needs to build and test, skipping what is present.
 #   scripts/setup.sh            build + test dependencies (native x86_64/aarch64)
 #   scripts/setup.sh --cross    also the aarch64 cross toolchain, qemu-user and arm64 libraries
-#   scripts/setup.sh --extras   also chromium (SVG/report rendering tests), postgresql and
-#                               clang with its runtimes (libFuzzer, scripts/test-fuzz.sh)
+#   scripts/setup.sh --extras   also chromium (SVG/report rendering tests), postgresql with its
+#                               server headers (the drive_spinlocks module), and clang with its runtimes (libFuzzer, scripts/test-fuzz.sh)
 #   scripts/setup.sh --system   also qemu-system-arm, cpio and e2fsprogs (the emulated arm64
 #                               system of scripts/test-arm-system.sh)
 set -euo pipefail
@@ -23,7 +23,8 @@ done
 packages=(cmake ninja-build g++ pkg-config git binutils clang-format
           libpfm4-dev libfmt-dev libboost-program-options-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libdw-dev libelf-dev libxml2-dev linux-perf bc
-          libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev zlib1g-dev)
+          libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev zlib1g-dev
+          libfuse3-dev fuse3)
 # pprof output: libprotobuf and protoc compile pprof's own profile.proto, which
 # golang-github-google-pprof-dev installs; zlib gzips the files.
 # python3: the Layering test (tests/layering/check_layers.py) and the arm64 system's checks.
@@ -39,10 +40,12 @@ if [[ $want_extras == 1 ]]; then
   # python3-jsonschema checks --speedscope files against speedscope's schema (fetched with npm
   # where npm is installed; not installed here, since Debian's npm conflicts with NodeSource's
   # nodejs, which carries its own npm).
+  # postgresql-server-dev-all: the default server's headers and PGXS, to build the
+  # drive_spinlocks module (bench/drive_spinlocks, scripts/drive-spinlocks.sh).
   # clang and libclang-rt-dev (libFuzzer and clang's sanitizer runtimes; Debian 12 names the
   # versioned runtime package libclang-rt-14-dev and this one depends on it): the fuzz targets.
-  packages+=(chromium postgresql postgresql-contrib libxml2-utils golang-go python3-jsonschema
-             clang libclang-rt-dev)
+  packages+=(chromium postgresql postgresql-contrib postgresql-server-dev-all libxml2-utils
+             golang-go python3-jsonschema clang libclang-rt-dev)
 fi
 
 missing=()

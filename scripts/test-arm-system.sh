@@ -104,7 +104,8 @@ ln -s aarch64-linux-gnu-objdump "$rootfs/usr/bin/objdump"
 printf 'root:x:0:0:root:/root:/bin/bash\n' >"$rootfs/etc/passwd"
 printf 'root:x:0:\n' >"$rootfs/etc/group"
 binaries=("$build/lockprof" "$build/tests/lockprof_unit_tests" "$build/tests/lockprof_cli_tests"
-    "$build/tests/lockprof_spin_helper")
+    "$build/tests/lockprof_spin_helper" "$build/tests/liblockprof_spin_plugin.so"
+    "$build/tests/lockprof_dwarf_helper")
 for binary in "${binaries[@]}"; do
     mkdir -p "$rootfs$(dirname "$binary")"
     cp "$binary" "$rootfs$binary"
@@ -136,13 +137,14 @@ for binary in "${binaries[@]}" "$rootfs/bin/bash" "$rootfs/usr/bin/aarch64-linux
 done
 cp "$root/scripts/lib/arm-system-guest.sh" "$rootfs/stage/guest.sh"
 # Test filters for the guest: the hardware-PMU tests that skip elsewhere, plus the counting,
-# sampling and CLI tests around them, and record --spin's uprobe tests (arm64 uprobes: they skip
-# under qemu-user, which has no perf_event).
+# sampling and CLI tests around them, record --spin's uprobe tests (arm64 uprobes: they skip
+# under qemu-user, which has no perf_event), and --call-graph dwarf's (arm64's user registers
+# and stack copies, unwound with the aarch64 register table).
 cat >"$rootfs/stage/paths.sh" <<EOF
 LOCKPROF_BUILD='$build'
 LOCKPROF_SOURCE='$root'
 LOCKPROF_GUEST_UNIT_FILTER='Pmu*:PerfSampler.*:TimerSampler.*:MakeSampler.*'
-LOCKPROF_GUEST_CLI_FILTER='CliPmu.*:CliSampling.*:CliRecordSpin.*'
+LOCKPROF_GUEST_CLI_FILTER='CliPmu.*:CliSampling.*:CliRecordSpin.*:CliCallGraph.*'
 EOF
 rootimg="$sysdir/root.img"
 rm -f "$rootimg"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what is missing, builds, runs every
-# test through CTest, then the unit, CLI and fault-battery tests under ASan+UBSan and the unit
+# test through CTest, then the unit, CLI and integration tests under ASan+UBSan and the unit
 # tests under TSan, then the fuzz targets for a
 # bounded time (clang, libFuzzer; scripts/test-fuzz.sh), then the aarch64 stage (cross build,
 # qemu-user; scripts/test-aarch64.sh), then the emulated arm64 system stage (a real kernel PMU
@@ -34,14 +34,15 @@ ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
   for sanitizer in address,undefined thread; do
     dir="$root/build-san-${sanitizer%%,*}"
-    # Under ASan+UBSan the binary itself too: the CLI tests and the fault battery run it, so
-    # every command's own code (parsing, write-out, interrupts) is checked, not only the units.
-    # TSan checks the threaded units (trials, samplers); a TSan lockprof would mostly re-run them.
+    # Under ASan+UBSan the binary itself too: the CLI and integration tests (the fault battery,
+    # PostgreSQL, perf.data, pprof, Chromium) run it, so every command's own code (parsing,
+    # write-out, interrupts, record) is checked, not only the units. TSan checks the threaded
+    # units (trials, samplers); a TSan lockprof would mostly re-run them.
     targets=(lockprof_unit_tests)
     labels=unit
     if [[ $sanitizer == address,undefined ]]; then
-      targets+=(lockprof lockprof_cli_tests lockprof_fault_battery_tests)
-      labels="unit|cli"
+      targets+=(lockprof lockprof_cli_tests lockprof_integration_tests)
+      labels="unit|cli|integration"
     fi
     echo "== tests under -fsanitize=$sanitizer (labels $labels) =="
     # -O1 keeps the instrumented build and its tests quick; -g because the symbol tests read
@@ -53,9 +54,6 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     # TSan needs the address space layout it expects; ASLR-heavy kernels break it.
     if [[ $sanitizer == thread ]] && command -v setarch >/dev/null; then runner=(setarch "$(uname -m)" -R); fi
     "${runner[@]}" ctest --test-dir "$dir" -L "$labels" --output-on-failure -j "$jobs"
-    if [[ $sanitizer == address,undefined ]]; then
-      ctest --test-dir "$dir" -R '^FaultBattery\.' --output-on-failure -j "$jobs"
-    fi
   done
 fi
 

@@ -5,8 +5,10 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lockprof/analysis/summary.hpp"
+#include "lockprof/workload/lock_page.hpp"
 
 namespace lockprof::analysis {
 
@@ -93,12 +95,48 @@ std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& ba
                      std::to_string(os.work.critical_ns));
     workload_differs("workload.parallel_ns", std::to_string(bs.work.parallel_ns),
                      std::to_string(os.work.parallel_ns));
+    const auto instructions = [](const std::optional<std::uint64_t>& count) {
+        return count ? std::to_string(*count) : std::string("none (ns)");
+    };
+    workload_differs("workload.critical_instructions", instructions(bs.work.critical_instructions),
+                     instructions(os.work.critical_instructions));
+    workload_differs("workload.parallel_instructions", instructions(bs.work.parallel_instructions),
+                     instructions(os.work.parallel_instructions));
     workload_differs("workload.shared_lines", std::to_string(bs.work.shared_lines),
                      std::to_string(os.work.shared_lines));
     workload_differs("workload.data", workload::data_placement_name(bs.work.data),
                      workload::data_placement_name(os.work.data));
+    // --lock-page: the heap against a huge page, or two huge pages at different physical
+    // addresses (where both runs recorded them): the lock's line is not the same line.
+    const auto bp = workload::lock_placement(base), op = workload::lock_placement(other);
+    differ("workload.lock_page", workload::lock_page_name(bp.page),
+           workload::lock_page_name(op.page),
+           "the lock sat in different memory (a hugetlb page keeps it on one physical page "
+           "from run to run, the heap wherever the allocator puts it), so its cache line, and "
+           "the interconnect's home node for it, differ");
+    if (bp.page == workload::LockPage::huge && op.page == workload::LockPage::huge &&
+        !bp.physical_addresses.empty() && !op.physical_addresses.empty()) {
+        const auto addresses = [](const workload::LockPlacement& p) {
+            std::vector<std::string> hex;
+            for (const auto a : p.physical_addresses) hex.push_back(fmt::format("{:#x}", a));
+            return fmt::format("{}", fmt::join(hex, ","));
+        };
+        differ("workload.lock_page.physical_address", addresses(bp), addresses(op),
+               "the locks sat on different physical cache lines, whose home nodes on a mesh "
+               "interconnect (and so the handoff distances) may differ");
+    }
+    workload_differs("workload.read_fraction", fmt::format("{:g}", bs.work.read_fraction),
+                     fmt::format("{:g}", os.work.read_fraction));
     workload_differs("workload.pin", workload::pin_mode_name(bs.pin.mode),
                      workload::pin_mode_name(os.pin.mode));
+    const auto cpu_order = [](const workload::PinSpec& pin) {
+        return pin.cpu_order_file.empty() ? std::string("none")
+                                          : fmt::format("{}", fmt::join(pin.cpus, ","));
+    };
+    workload_differs("workload.cpu_order", cpu_order(bs.pin), cpu_order(os.pin));
+    differ("workload.sched", workload::sched_policy_name(bs.sched),
+           workload::sched_policy_name(os.sched),
+           "under SCHED_FIFO nothing of normal priority preempts a lock holder or a waiter");
     workload_differs("workload.delay",
                      bs.delay ? std::string(arch::delay_name(*bs.delay)) : "default",
                      os.delay ? std::string(arch::delay_name(*os.delay)) : "default");
@@ -134,6 +172,8 @@ std::string like_for_like_caveat(const workload::RunResult& base,
         parts.push_back(fmt::format("the builds differ ({})", fmt::join(build, ", ")));
     if (b.kernel != o.kernel) machine.emplace_back("kernel");
     if (base.spec.pin.mode != other.spec.pin.mode) machine.emplace_back("pinning");
+    if (base.spec.work.lock_page != other.spec.work.lock_page)
+        machine.emplace_back("lock placement");
     if (b.cpufreq_governor != o.cpufreq_governor) machine.emplace_back("CPU frequency governor");
     if (b.cpu_boost != o.cpu_boost) machine.emplace_back("CPU boost");
     if (b.vm_hint.empty() != o.vm_hint.empty() || (!b.vm_hint.empty() && b.vm_hint != o.vm_hint))
@@ -182,6 +222,10 @@ RunComparison compare_runs(const workload::RunResult& base, const workload::RunR
         c.threads = b.cell->threads;
         c.base = b.acquires_per_second;
         c.other = o.acquires_per_second;
+        c.base_reads = b.read_acquires_per_second;
+        c.base_writes = b.write_acquires_per_second;
+        c.other_reads = o.read_acquires_per_second;
+        c.other_writes = o.write_acquires_per_second;
         result.cells.push_back(std::move(c));
         matched.emplace_back(b.cell, o.cell);
     }

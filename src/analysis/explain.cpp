@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "lockprof/common/parse.hpp"
 #include "lockprof/locks/catalog.hpp"
 
 namespace lockprof::analysis {
@@ -526,6 +527,65 @@ std::vector<Claim> counted_events_rule(PairContext& p) {
     return out;
 }
 
+// Queue locks (mcs, clh, qspinlock, osq) spin locally: a waiter polls a queue node no other
+// waiter polls, so waiting costs loads of a line nobody else writes until the handoff, not
+// read-modify-writes of the lock's line. Claimed for each queue lock of the pair that waited
+// (queue_min_spins polls per acquire) yet issued at most queue_max_rmw RMWs per acquire; it
+// explains the pair when the other lock issued rmw_ratio times more.
+std::vector<Claim> queue_rule(PairContext& p) {
+    std::vector<Claim> out;
+    for (const auto& [queue, other] : {std::pair{&p.b, &p.a}, std::pair{&p.a, &p.b}}) {
+        if (!locks::is_queue_lock(queue->algorithm) || queue->threads < 2) continue;
+        const double rmw = queue->rmw_per_acquire.median, spins = queue->spins_per_acquire.median;
+        if (spins < p.t.queue_min_spins || rmw <= 0 || rmw > p.t.queue_max_rmw || spins <= rmw)
+            continue;
+        const double other_rmw = other->rmw_per_acquire.median;
+        const bool explains = !locks::is_queue_lock(other->algorithm) &&
+                              other_rmw >= p.t.rmw_ratio * rmw && other_rmw >= p.t.min_rmw;
+        std::string text = fmt::format(
+            "{} spins locally: {} polls per acquire but only {} {} per acquire, so its waiters "
+            "poll a queue node of their own{} with plain loads instead of retrying an atomic on "
+            "the lock's line",
+            queue->lock, format_figure(spins), format_figure(rmw), rmw_noun(queue->algorithm),
+            queue->algorithm == "clh"         ? " (CLH: the predecessor's)"
+            : queue->algorithm == "qspinlock" ? " (qspinlock: the first waiter polls the lock word)"
+                                              : "");
+        if (explains)
+            text += fmt::format("; {} issued {} {} per acquire", other->lock,
+                                format_figure(other_rmw), rmw_noun(other->algorithm));
+        out.emplace_back(std::move(text), explains);
+    }
+    return out;
+}
+
+// Reader-writer locks trade writer latency for reader scalability: where --read-fraction mixed
+// reads and writes and --latency measured both kinds, a lock whose writers waited
+// writer_latency_ratio times longer than its readers (median or p99) is said to, with both
+// kinds' throughput. Nothing is claimed when the latencies are close or were not measured.
+std::vector<Claim> reader_writer_rule(PairContext& p) {
+    std::vector<Claim> out;
+    for (const CellEvidence* c : {&p.b, &p.a}) {
+        if (!c->read_latency || !c->write_latency || !c->read_per_second || !c->write_per_second)
+            continue;
+        const auto& r = *c->read_latency;
+        const auto& w = *c->write_latency;
+        if (r.samples == 0 || w.samples == 0 || r.p50_ns <= 0 || r.p99_ns <= 0) continue;
+        const double median_ratio = w.p50_ns / r.p50_ns, tail_ratio = w.p99_ns / r.p99_ns;
+        if (std::max(median_ratio, tail_ratio) < p.t.writer_latency_ratio) continue;
+        out.emplace_back(
+            fmt::format("{} trades writer latency for reader throughput: its writers waited "
+                        "{} (median) and {} (p99) per acquire, its readers {} and {} "
+                        "({}x at the median, {}x at p99), while readers completed {} M "
+                        "acquires/s and writers {} M",
+                        c->lock, format_duration(w.p50_ns), format_duration(w.p99_ns),
+                        format_duration(r.p50_ns), format_duration(r.p99_ns),
+                        factor_text(median_ratio), factor_text(tail_ratio),
+                        rate(*c->read_per_second), rate(*c->write_per_second)),
+            false);
+    }
+    return out;
+}
+
 const std::vector<Rule>& rules() {
     static const std::vector<Rule> all = {
         {"throughput", "acquires/s per trial", throughput_rule},
@@ -535,6 +595,9 @@ const std::vector<Rule>& rules() {
          hot_instruction_rule},
         {"exclusive_failures", "stxr_fail events without samples", exclusive_failure_rule},
         {"lse", "flavour, sampled LSE atomics, stxr events", lse_rule},
+        {"queue_local_spin", "queue locks' rmw_attempts and spin_iterations", queue_rule},
+        {"reader_writer", "--read-fraction with --latency: reads' and writes' latency and rate",
+         reader_writer_rule},
         {"counted_events", "every counted event and derived metric (IPC) per acquire",
          counted_events_rule},
     };
@@ -558,6 +621,10 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
         e.spins_per_acquire = s.spins_per_acquire;
         e.sleeps_per_acquire = s.sleeps_per_acquire;
         e.cpus_used = s.cpus_used;
+        if (s.read_acquires_per_second) e.read_per_second = s.read_acquires_per_second->median;
+        if (s.write_acquires_per_second) e.write_per_second = s.write_acquires_per_second->median;
+        e.read_latency = s.read_latency;
+        e.write_latency = s.write_latency;
         for (const auto& event : s.events)
             if (event.counted) e.events_per_acquire.emplace_back(event.event, event.per_acquire);
         e.derived = s.derived;

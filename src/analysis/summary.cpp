@@ -19,7 +19,8 @@ namespace {
 struct TrialFigures {
     double acquires = 0, per_second = 0, wall_per = 0, cpu_per = 0, ticks_per = 0, rmw_per = 0,
            spins_per = 0, sleeps_per = 0, jain = 1, min_max = 1, cv = 0, critical_work = 0,
-           parallel_work = 0, full_concurrency = 1, cpus = 0;
+           parallel_work = 0, full_concurrency = 1, cpus = 0, reads = 0, read_per_second = 0,
+           write_per_second = 0;
 };
 
 // Latest start to earliest end over first start to last end, from the threads' own clocks.
@@ -38,6 +39,34 @@ double full_concurrency_of(const workload::TrialResult& t) {
            static_cast<double>(last_end - first_start);
 }
 
+// Percentiles of a merged histogram in ns; none without samples or a tick rate.
+std::optional<LatencySummary> latency_summary(const workload::LatencyHistogram& h,
+                                              double ticks_per_ns) {
+    if (h.empty() || ticks_per_ns <= 0) return std::nullopt;
+    LatencySummary l;
+    l.p50_ns = static_cast<double>(h.quantile(0.5)) / ticks_per_ns;
+    l.p99_ns = static_cast<double>(h.quantile(0.99)) / ticks_per_ns;
+    l.p999_ns = static_cast<double>(h.quantile(0.999)) / ticks_per_ns;
+    l.max_ns = static_cast<double>(h.max()) / ticks_per_ns;
+    l.samples = h.total();
+    return l;
+}
+
+// The acquires of `all` that are not in `part` (a subset of them, bucket by bucket): the
+// exclusive acquires of a --read-fraction run from all of them and the shared ones. Its max is
+// all's, an upper bound.
+workload::LatencyHistogram without(const workload::LatencyHistogram& all,
+                                   const workload::LatencyHistogram& part) {
+    std::vector<std::uint64_t> counts(workload::LatencyHistogram::kBuckets, 0);
+    for (auto [index, count] : all.nonzero()) counts[index] = count;
+    for (auto [index, count] : part.nonzero()) counts[index] -= std::min(counts[index], count);
+    workload::LatencyHistogram out;
+    for (unsigned i = 0; i < counts.size(); ++i)
+        if (counts[i] != 0) out.set_bucket(i, counts[i]);
+    out.set_max(all.max());
+    return out;
+}
+
 TrialFigures figures_of(const workload::TrialResult& t) {
     TrialFigures f;
     double cpu = 0, rmw = 0, spins = 0, sleeps = 0;
@@ -46,6 +75,7 @@ TrialFigures figures_of(const workload::TrialResult& t) {
         critical_work.push_back(th.critical_work_ns);
         parallel_work.push_back(th.parallel_work_ns);
         f.acquires += static_cast<double>(th.acquires);
+        f.reads += static_cast<double>(th.read_acquires);
         cpu += static_cast<double>(th.cpu_ns);
         rmw += static_cast<double>(th.rmw_attempts);
         spins += static_cast<double>(th.spin_iterations);
@@ -54,6 +84,8 @@ TrialFigures figures_of(const workload::TrialResult& t) {
     }
     const double acquires = std::max(f.acquires, 1.0);
     f.per_second = t.wall_ns ? f.acquires / (static_cast<double>(t.wall_ns) * 1e-9) : 0;
+    f.read_per_second = t.wall_ns ? f.reads / (static_cast<double>(t.wall_ns) * 1e-9) : 0;
+    f.write_per_second = f.per_second - f.read_per_second;
     f.wall_per = static_cast<double>(t.wall_ns) / acquires;
     f.cpu_per = cpu / acquires;
     f.cpus = t.wall_ns ? cpu / static_cast<double>(t.wall_ns) : 0;
@@ -277,18 +309,22 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
         s.min_max = collect(&TrialFigures::min_max);
         s.cv = collect(&TrialFigures::cv);
 
-        workload::LatencyHistogram merged;
+        if (run.spec.work.read_fraction > 0) {
+            s.read_acquires = collect(&TrialFigures::reads);
+            s.read_acquires_per_second = collect(&TrialFigures::read_per_second);
+            s.write_acquires_per_second = collect(&TrialFigures::write_per_second);
+        }
+        workload::LatencyHistogram merged, reads;
         for (const auto& t : cell.trials)
-            for (const auto& th : t.threads) merged.merge(th.latency);
-        if (!merged.empty() && run.calibration.ticks_per_ns > 0) {
-            const double per_ns = run.calibration.ticks_per_ns;
-            LatencySummary l;
-            l.p50_ns = static_cast<double>(merged.quantile(0.5)) / per_ns;
-            l.p99_ns = static_cast<double>(merged.quantile(0.99)) / per_ns;
-            l.p999_ns = static_cast<double>(merged.quantile(0.999)) / per_ns;
-            l.max_ns = static_cast<double>(merged.max()) / per_ns;
-            l.samples = merged.total();
-            s.latency = l;
+            for (const auto& th : t.threads) {
+                merged.merge(th.latency);
+                reads.merge(th.read_latency);
+            }
+        const double per_ns = run.calibration.ticks_per_ns;
+        s.latency = latency_summary(merged, per_ns);
+        if (!reads.empty()) {
+            s.read_latency = latency_summary(reads, per_ns);
+            s.write_latency = latency_summary(without(merged, reads), per_ns);
         }
         s.events = events_of(cell);
         s.derived = derived_metrics(cell);

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstring>
 
+#include "arch/sampled_registers.hpp"
 #include "lockprof/arch/cpu.hpp"
 
 namespace lockprof::arch {
@@ -12,12 +13,6 @@ namespace {
 
 constexpr std::uint64_t bit(int reg) {
     return std::uint64_t{1} << reg;
-}
-
-// The kernel writes the sampled registers in ascending register-number order: an index is the
-// number of mask bits below the register's own.
-constexpr std::size_t index_of(std::uint64_t mask, int reg) {
-    return static_cast<std::size_t>(std::popcount(mask & (bit(reg) - 1)));
 }
 
 #if defined(LOCKPROF_ARCH_X86)
@@ -28,12 +23,14 @@ constexpr CallAbi kAbi{
     .sample_regs_user = kMask,
     .registers = static_cast<std::size_t>(std::popcount(kMask)),
     .argument_count = 4,
-    .argument = {index_of(kMask, PERF_REG_X86_DI), index_of(kMask, PERF_REG_X86_SI),
-                 index_of(kMask, PERF_REG_X86_DX), index_of(kMask, PERF_REG_X86_CX)},
+    .argument = {sampled_index(kMask, PERF_REG_X86_DI), sampled_index(kMask, PERF_REG_X86_SI),
+                 sampled_index(kMask, PERF_REG_X86_DX), sampled_index(kMask, PERF_REG_X86_CX)},
     .argument_names = {"rdi", "rsi", "rdx", "rcx"},
-    .stack_pointer = index_of(kMask, PERF_REG_X86_SP),
+    .stack_pointer = sampled_index(kMask, PERF_REG_X86_SP),
     .link = std::nullopt,
     .return_address_on_stack = true,
+    .return_regs_user = bit(PERF_REG_X86_AX),
+    .return_value_name = "rax",
 };
 #else
 constexpr std::uint64_t kMask = bit(PERF_REG_ARM64_X0) | bit(PERF_REG_ARM64_X1) |
@@ -45,12 +42,14 @@ constexpr CallAbi kAbi{
     .sample_regs_user = kMask,
     .registers = static_cast<std::size_t>(std::popcount(kMask)),
     .argument_count = 4,
-    .argument = {index_of(kMask, PERF_REG_ARM64_X0), index_of(kMask, PERF_REG_ARM64_X1),
-                 index_of(kMask, PERF_REG_ARM64_X2), index_of(kMask, PERF_REG_ARM64_X3)},
+    .argument = {sampled_index(kMask, PERF_REG_ARM64_X0), sampled_index(kMask, PERF_REG_ARM64_X1),
+                 sampled_index(kMask, PERF_REG_ARM64_X2), sampled_index(kMask, PERF_REG_ARM64_X3)},
     .argument_names = {"x0", "x1", "x2", "x3"},
-    .stack_pointer = index_of(kMask, PERF_REG_ARM64_SP),
-    .link = index_of(kMask, PERF_REG_ARM64_LR),
+    .stack_pointer = sampled_index(kMask, PERF_REG_ARM64_SP),
+    .link = sampled_index(kMask, PERF_REG_ARM64_LR),
     .return_address_on_stack = false,
+    .return_regs_user = bit(PERF_REG_ARM64_X0),
+    .return_value_name = "x0",
 };
 #endif
 
@@ -64,6 +63,13 @@ std::optional<std::uint64_t> argument(const CallAbi& abi, std::span<const std::u
                                       std::size_t n) {
     if (n >= abi.argument_count || abi.argument[n] >= regs.size()) return std::nullopt;
     return regs[abi.argument[n]];
+}
+
+std::optional<std::uint64_t> return_value(const CallAbi& abi, std::span<const std::uint64_t> regs) {
+    // One register is sampled at a return: the array is that register.
+    if (regs.size() != static_cast<std::size_t>(std::popcount(abi.return_regs_user)))
+        return std::nullopt;
+    return regs[0];
 }
 
 std::optional<std::uint64_t> return_address(const CallAbi& abi, std::span<const std::uint64_t> regs,

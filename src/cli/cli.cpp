@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -14,7 +15,8 @@ namespace lockprof::cli {
 
 const std::vector<Command>& commands() {
     static const std::vector<Command> all = {
-        {"run", "run lock workloads across a thread sweep (the default command)", run_command},
+        {"run", "run lock workloads across a thread sweep (the default command)", run_command,
+         true},
         {"list-locks", "list the lock algorithms, their flavours and delay policies",
          list_locks_command},
         {"annotate", "re-render annotated disassembly and the explanation from saved samples",
@@ -28,7 +30,7 @@ const std::vector<Command>& commands() {
         {"report", "render a result file as a self-contained HTML report with plots",
          report_command},
         {"record", "count and sample real programs: -- CMD, --pid PID or --match NAME",
-         record_command},
+         record_command, true},
         {"compare", "compare result files cell by cell: ratio, interval, verdict, provenance",
          compare_command},
     };
@@ -37,30 +39,36 @@ const std::vector<Command>& commands() {
 
 namespace {
 
-int dispatch(const std::vector<std::string>& args, const std::vector<std::string>& argv_copy) {
-    // `lockprof SUBCOMMAND ...`; anything else (options or nothing) is a run.
-    if (!args.empty() && !args[0].empty() && args[0][0] != '-') {
-        for (const auto& command : commands())
-            if (args[0] == command.name)
-                return command.run({args.begin() + 1, args.end()}, argv_copy);
-        std::vector<std::string> names;
-        for (const auto& command : commands()) names.emplace_back(command.name);
-        const auto suggestion = did_you_mean(args[0], names);
-        throw UsageError(fmt::format(
-            "unknown command '{}'{}; see `lockprof --help` for the commands", args[0],
-            suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion)));
-    }
-    return run_command(args, argv_copy);
+// `lockprof SUBCOMMAND ...`; anything else (options or nothing) is a run, the first command.
+struct Invocation {
+    const Command& command;
+    std::vector<std::string> args;  // after the subcommand's name
+};
+
+Invocation invocation_of(const std::vector<std::string>& args) {
+    if (args.empty() || args[0].empty() || args[0][0] == '-') return {commands().front(), args};
+    for (const auto& command : commands())
+        if (args[0] == command.name) return {command, {args.begin() + 1, args.end()}};
+    std::vector<std::string> names;
+    for (const auto& command : commands()) names.emplace_back(command.name);
+    const auto suggestion = did_you_mean(args[0], names);
+    throw UsageError(
+        fmt::format("unknown command '{}'{}; see `lockprof --help` for the commands", args[0],
+                    suggestion.empty() ? "" : fmt::format(" (did you mean '{}'?)", suggestion)));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    interrupts::install_cleanup();
     std::vector<std::string> argv_copy(argv, argv + argc);
     std::vector<std::string> args(argv_copy.begin() + (argc > 0 ? 1 : 0), argv_copy.end());
+    std::optional<interrupts::CommandPolicy> signals;
     try {
-        const int status = dispatch(args, argv_copy);
+        const Invocation invocation = invocation_of(args);
+        // The signal policy holds from before the options are parsed: once lockprof catches
+        // SIGINT, a run or record it ends still writes every output.
+        signals.emplace(invocation.command.measures);
+        const int status = signals->exit_code(invocation.command.run(invocation.args, argv_copy));
         // What the command printed must have reached stdout: a full disk is not exit 0.
         finish_standard_output();
         return status;

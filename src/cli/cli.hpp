@@ -12,6 +12,9 @@ struct Command {
     const char* name;
     const char* summary;
     int (*run)(const std::vector<std::string>& args, const std::vector<std::string>& argv);
+    // run and record: SIGINT/SIGTERM stop the measurement and everything is written
+    // (interrupts::MeasurementScope, held from before the options are parsed).
+    bool measures = false;
 };
 
 // All subcommands, in the order `lockprof --help` lists them.

@@ -17,6 +17,7 @@
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/run_report.hpp"
 #include "lockprof/report/text_table.hpp"
+#include "lockprof/workload/lock_page.hpp"
 #include "lockprof/workload/provenance.hpp"
 
 namespace po = boost::program_options;
@@ -41,11 +42,13 @@ std::string describe(const workload::RunResult& run) {
     if (!p.cpufreq_governor.empty()) frequency += ", governor " + p.cpufreq_governor;
     if (!p.cpu_boost.empty()) frequency += ", boost " + p.cpu_boost;
     return fmt::format(
-        "lockprof {} on {}{}{}{}, {} {}{}, kernel {}, pin {}, {} trial{}, {}", p.lockprof_version,
-        p.cpu_model.empty() ? p.arch : p.cpu_model, lse.empty() ? "" : fmt::format(" ({})", lse),
-        p.vm_hint.empty() ? "" : ", VM " + p.vm_hint, frequency, p.compiler, p.build_type,
-        p.assertions ? ", ASSERTIONS ON" : "", p.kernel, workload::pin_mode_name(run.spec.pin.mode),
-        run.spec.trials, run.spec.trials == 1 ? "" : "s", p.timestamp_utc);
+        "lockprof {} on {}{}{}{}, {} {}{}, kernel {}, pin {}, lock page {}, {} trial{}, {}",
+        p.lockprof_version, p.cpu_model.empty() ? p.arch : p.cpu_model,
+        lse.empty() ? "" : fmt::format(" ({})", lse), p.vm_hint.empty() ? "" : ", VM " + p.vm_hint,
+        frequency, p.compiler, p.build_type, p.assertions ? ", ASSERTIONS ON" : "", p.kernel,
+        workload::pin_mode_name(run.spec.pin.mode),
+        workload::lock_placement_label(workload::lock_placement(run)), run.spec.trials,
+        run.spec.trials == 1 ? "" : "s", p.timestamp_utc);
 }
 
 std::string cell_list(const std::vector<analysis::MissingCell>& cells) {
@@ -83,6 +86,23 @@ std::string interval_header(const analysis::RunComparison& c) {
                        analysis::corrected_level(c.options.confidence, c.family) * 100);
 }
 
+// --read-fraction: each cell's reads and writes per second in both runs, where either had any.
+std::string read_write_lines(const analysis::RunComparison& comparison) {
+    std::string out;
+    const auto pair = [](const std::optional<analysis::Spread>& reads,
+                         const std::optional<analysis::Spread>& writes) {
+        return reads && writes ? fmt::format("{} reads/s, {} writes/s", report::si(reads->median),
+                                             report::si(writes->median))
+                               : std::string("no reads");
+    };
+    for (const auto& cell : comparison.cells)
+        if (cell.base_reads || cell.other_reads)
+            out += fmt::format("reads and writes: {} at {} threads: base {}; new {}\n", cell.lock,
+                               cell.threads, pair(cell.base_reads, cell.base_writes),
+                               pair(cell.other_reads, cell.other_writes));
+    return out;
+}
+
 std::string render_text(const Loaded& base, const std::vector<Compared>& all) {
     std::string out;
     for (const auto& c : all) {
@@ -104,6 +124,7 @@ std::string render_text(const Loaded& base, const std::vector<Compared>& all) {
                            analysis::interval_text(cell.effect),
                            analysis::verdict_line(cell.effect, c.comparison.caveat)});
         out += table.render();
+        out += read_write_lines(c.comparison);
         for (const auto& note : cell_notes(c.comparison)) out += note + "\n";
         if (!c.comparison.only_in_base.empty())
             out += "only in base: " + cell_list(c.comparison.only_in_base) + "\n";
@@ -194,8 +215,17 @@ std::string render_json(const Loaded& base, const std::vector<Compared>& all,
             const auto& e = cell.effect;
             json interval = nullptr;
             if (e.interval) interval = {{"low", e.interval->low}, {"high", e.interval->high}};
+            const auto optional_spread = [](const std::optional<analysis::Spread>& s) {
+                return s ? report::spread_json(*s) : json(nullptr);
+            };
             entry["cells"].push_back(
                 {{"lock", cell.lock},
+                 {"reads_per_second",
+                  {{"base", optional_spread(cell.base_reads)},
+                   {"new", optional_spread(cell.other_reads)}}},
+                 {"writes_per_second",
+                  {{"base", optional_spread(cell.base_writes)},
+                   {"new", optional_spread(cell.other_writes)}}},
                  {"threads", cell.threads},
                  {"base", report::spread_json(cell.base)},
                  {"new", report::spread_json(cell.other)},

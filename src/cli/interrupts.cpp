@@ -1,5 +1,6 @@
 #include "cli/interrupts.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -113,6 +114,22 @@ MeasurementScope::~MeasurementScope() {
     g_measured.store(true);
     sigaction(SIGINT, &g_old_int, nullptr);
     sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+CommandPolicy::CommandPolicy(bool measures) {
+    sigset_t both, previous;
+    sigemptyset(&both);
+    sigaddset(&both, SIGINT);
+    sigaddset(&both, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &both, &previous);
+    install_cleanup();
+    if (measures) scope_.emplace();
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+int CommandPolicy::exit_code(int status) const {
+    const int interrupted = interrupts::exit_code();
+    return scope_ && interrupted ? interrupted : status;
 }
 
 void writing_outputs() {

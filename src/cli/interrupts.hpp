@@ -1,8 +1,9 @@
 // SIGINT and SIGTERM: one policy for every subcommand (docs/reliability.md, "Interrupts").
 //
-// Every command (install_cleanup(), from cli::main): a signal removes the temporary of an output
-// being written, so nothing half-written is left beside it, and ends lockprof as the signal
-// would. Outputs are atomic (write_output()), so each is then absent or whole.
+// Every command (CommandPolicy, from cli::main, before the options are parsed): a signal removes
+// the temporary of an output being written, so nothing half-written is left beside it, and ends
+// lockprof as the signal would. Outputs are atomic (write_output()), so each is then absent or
+// whole.
 //
 // run and record, while a MeasurementScope lives: the first signal asks the measurement to stop
 // (stop_requested(), stop_signal()) and lockprof goes on to write everything it has; a second
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 
 namespace lockprof::cli::interrupts {
 
@@ -29,6 +31,23 @@ class MeasurementScope {
     ~MeasurementScope();
     MeasurementScope(const MeasurementScope&) = delete;
     MeasurementScope& operator=(const MeasurementScope&) = delete;
+};
+
+// The policy for the whole of one command, installed by cli::main before anything is parsed:
+// the measuring one when `measures` (run, record) until it is destroyed, else the cleanup
+// handler. Both signals are held back while the handlers change, so a process that shows
+// SIGINT caught (/proc/PID/status SigCgt) already applies the command's policy.
+class CommandPolicy {
+  public:
+    explicit CommandPolicy(bool measures);
+    CommandPolicy(const CommandPolicy&) = delete;
+    CommandPolicy& operator=(const CommandPolicy&) = delete;
+    // The process's exit status for a command that returned `status`: 128 + the first signal
+    // once a measuring command took one, whenever it came (also as the command returned).
+    int exit_code(int status) const;
+
+  private:
+    std::optional<MeasurementScope> scope_;
 };
 
 // The measurement is over and the outputs are being written: what a second or third signal

@@ -42,7 +42,8 @@ constexpr const char* kUsage =
     "Counts events (the same aliases as runs: `lockprof events`) and, with --sample, samples\n"
     "where the recorded threads spend their time: the hottest symbols of every DSO, the\n"
     "hottest functions annotated instruction by instruction, and the spin-lock view (the\n"
-    "share of samples in functions matching --lock-pattern and their hottest instructions).\n"
+    "share of samples in functions matching --lock-pattern, or inlined into their callers as\n"
+    "DWARF says, as perf --inline finds them, and their hottest instructions).\n"
     "A command is counted with everything it starts (inherited counters) and lockprof exits\n"
     "with its exit status. Attached processes are counted per thread; threads (and, with\n"
     "--match, processes) that appear later are picked up by polling every 100 ms. SIGINT,\n"
@@ -54,13 +55,18 @@ constexpr const char* kUsage =
     "Examples:\n"
     "  lockprof record --match postgres --duration 10s --sample --flamegraph pg.svg\n"
     "  lockprof record --pid 4242 --event cycles,cache_misses --duration 5s --output r.json\n"
-    "  lockprof record --sample -- ./my_benchmark --threads 8\n"
+    "  lockprof record --sample --report r.html -- ./my_benchmark --threads 8\n"
     "  lockprof record --spin s_lock --match postgres --duration 10s   # contention per call "
-    "site\n\n";
+    "site\n"
+    "  lockprof record --sample --call-graph dwarf --flamegraph pg.svg --match postgres "
+    "--duration 5s\n"
+    "                  # whole stacks through code without frame pointers (glibc, -O2 builds)\n\n";
 
 // The options record shares with `run`, as record words them.
 SamplingOptions record_sampling() {
-    return {"sample the recorded threads (perf_event)", 2, ""};
+    return {"sample the recorded threads (perf_event)", 2, "", false,
+            "--sample, or --spin (one probed entry in 64 then copies its stack too, for "
+            "--spin-folded/--spin-flamegraph)"};
 }
 StackOutputs record_stacks() {
     return {"the process names", "sym+0x1c pause"};
@@ -73,6 +79,8 @@ struct RecordPlan {
     record::ProfileOptions profile;
     unsigned listed = 0;  // --annotate-top: functions the report lists instruction by instruction
     std::string output;   // --output JSON, "" for none
+    std::string spin_folded, spin_flamegraph;  // --spin-folded, --spin-flamegraph, "" for none
+    std::string report;                        // --report HTML, "" for none
     bool quiet = false;
     StackOutputs stacks = record_stacks();
 };
@@ -95,7 +103,12 @@ po::options_description record_options(const SamplingOptions& sampling,
          "FUNC[,FUNC]: count every entry of these functions per call site with uprobes, with "
          "the time from entry to return and the lock (first argument); without a value, the "
          "known slow paths found in the target (PostgreSQL's s_lock, glibc's "
-         "pthread_spin_lock and __lll_lock_wait). Needs root or CAP_PERFMON");
+         "pthread_spin_lock and __lll_lock_wait). Needs root or CAP_PERFMON")
+        ("spin-folded", po::value<std::string>(),
+         "write the time in the slow paths per call site as folded stacks, CALLER;FUNCTION at "
+         "SITE weighted by nanoseconds from entry to return; implies --spin")
+        ("spin-flamegraph", po::value<std::string>(),
+         "the same as an SVG flamegraph: which call sites waited longest; implies --spin");
     po::options_description sampled("Sampling and annotation");
     add_options_of(sampled, sampling.options());
     sampled.add_options()
@@ -105,7 +118,10 @@ po::options_description record_options(const SamplingOptions& sampling,
     po::options_description outputs("Outputs");
     outputs.add_options()
         ("output,o", po::value<std::string>(),
-         "write everything as JSON (schema lockprof-record, docs/record.md)");
+         "write everything as JSON (schema lockprof-record, docs/record.md)")
+        ("report", po::value<std::string>(),
+         "write the HTML report: targets, counters, hottest symbols, annotation, the spin-lock "
+         "view (docs/reports.md); `lockprof report` of --output's file writes the same page");
     add_options_of(outputs, stacks.options());
     outputs.add_options()
         ("quiet,q", po::bool_switch(), "print nothing on stdout (use with --output)")
@@ -166,8 +182,23 @@ void read_outputs(const po::variables_map& vm, const SamplingOptions& sampling, 
         plan.output = vm["output"].as<std::string>();
         check_output(plan.output, "output");
     }
+    for (auto [name, path] : {std::pair{"spin-folded", &plan.spin_folded},
+                              std::pair{"spin-flamegraph", &plan.spin_flamegraph}})
+        if (vm.count(name)) {
+            *path = vm[name].as<std::string>();
+            check_output(*path, name);
+            if (!plan.spec.spin) plan.spec.spin.emplace();  // the known slow paths
+        }
+    if (vm.count("report")) {
+        plan.report = vm["report"].as<std::string>();
+        check_output(plan.report, "report");
+    }
     plan.stacks.read(vm);
     plan.quiet = vm["quiet"].as<bool>();
+    const auto graph = sampling.call_graph(vm, sampling.requested(vm) || plan.spec.spin.has_value(),
+                                           "--sample or --spin");
+    if (plan.spec.spin && graph.method == CallGraphRequest::Method::dwarf)
+        plan.spec.spin_stack = graph.stack_size;
     if (sampling.requested(vm)) {
         sampling::SamplerRequest request;
         request.kind = sampling::SamplerKind::perf;
@@ -232,6 +263,21 @@ void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
                   << std::flush;
     if (!plan.output.empty())
         write_output(plan.output, report::json_text(report::record_to_json(result, profile), 1));
+    if (profile.spin_calls && !(plan.spin_folded.empty() && plan.spin_flamegraph.empty())) {
+        const auto folded = record::spin_folded(*profile.spin_calls);
+        if (!plan.spin_folded.empty())
+            write_output(plan.spin_folded, exporting::to_folded_text(folded));
+        if (!plan.spin_flamegraph.empty()) {
+            exporting::SvgOptions labels;
+            labels.title = "lockprof record --spin: " + plan.target;
+            labels.subtitle = fmt::format("{} slow-path entries, time from entry to return",
+                                          profile.spin_calls->entries);
+            labels.count_name = "ns in the slow path";
+            write_output(plan.spin_flamegraph, exporting::render_flamegraph_svg(folded, labels));
+        }
+    }
+    if (!plan.report.empty())
+        write_output(plan.report, report::render_record_html(result, profile, "lockprof report"));
     plan.stacks.write([&] {
         const std::string event = result.sampling ? result.sampling->event : "";
         return SampledStacks{
@@ -248,8 +294,8 @@ void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
 int record_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
     const auto plan = parse_record(args);
     if (!plan) return 0;  // --help
-    // SIGINT/SIGTERM from here on: end the recording, then write what it holds.
-    const interrupts::MeasurementScope interrupt_scope;
+    // SIGINT/SIGTERM (held by cli::main since the start, interrupts.hpp): end the recording,
+    // then write what it holds.
     const record::RecordResult result = run_recording(*plan, argv);
     interrupts::writing_outputs();
     write_outputs(*plan, result);

@@ -15,6 +15,7 @@
 #include "lockprof/report/html_report.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/plot.hpp"
+#include "lockprof/report/record_report.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 
 namespace po = boost::program_options;
@@ -45,10 +46,14 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     positional.add("file", 1);
     const auto vm = parse_arguments(args, o, "report", operands, positional);
     if (vm.count("help")) {
-        std::cout << "Usage: lockprof report RESULT.json -o REPORT.html [--plot PLOT.svg]\n\n"
+        std::cout << "Usage: lockprof report RESULT.json -o REPORT.html [--plot PLOT.svg]\n"
+                     "       lockprof report RECORDING.json -o REPORT.html\n\n"
                      "Renders a result file (--output, or --samples-out for hot instructions\n"
                      "and the flamegraph) as one self-contained HTML page with plots that\n"
-                     "opens offline and prints. See docs/reports.md.\n\n"
+                     "opens offline and prints. A `lockprof record --output` recording is\n"
+                     "rendered too: its targets, counters, hottest symbols and annotation, the\n"
+                     "spin-lock view and --spin's call sites, the same page `record --report`\n"
+                     "writes. See docs/reports.md.\n\n"
                   << o;
         return 0;
     }
@@ -72,6 +77,15 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     analysis::VerdictOptions verdict;
     verdict.equivalence = analysis::parse_equivalence(vm["equivalence"].as<std::string>());
     const std::string file = vm["file"].as<std::string>();
+    if (auto recording = report::read_recording(file)) {
+        if (vm.count("plot"))
+            throw UsageError(
+                "--plot: a recording has no thread counts to plot; give -o REPORT.html for its "
+                "report");
+        write_output(vm["output"].as<std::string>(),
+                     report::render_record_html(*recording, vm["title"].as<std::string>()));
+        return 0;
+    }
     workload::RunResult run = report::read_result(file);
     use_binary_copies(vm, run);
     const auto summaries = analysis::summarize(run, verdict);

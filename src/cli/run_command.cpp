@@ -1,7 +1,9 @@
 // The default command: options -> RunSpec -> plan -> sweep -> summaries -> table/JSON/CSV.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include <boost/program_options.hpp>
@@ -21,6 +23,8 @@
 #include "lockprof/common/signal_name.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/run_report.hpp"
+#include "lockprof/workload/cpu_order.hpp"
+#include "lockprof/workload/sched.hpp"
 #include "lockprof/workload/sweep.hpp"
 #include "lockprof_build_info.hpp"
 
@@ -55,6 +59,15 @@ po::options_description workload_options() {
          "after pinning, all at once, and the table's workload line shows what it measured")
         ("parallel-ns", po::value<std::string>()->default_value("0"),
          "busy work outside the lock between acquires, in nanoseconds")
+        ("critical-ins", po::value<std::string>(),
+         "instead of --critical-ns: the critical section's busy work as a count of "
+         "instructions, N/2 trips of a two-instruction loop (a decrement and a branch, as "
+         "lockhammer's -c Nin), with nothing to calibrate: for machines whose timer is too "
+         "coarse to time short work (a 25 MHz generic timer ticks every 40 ns). N must be even; "
+         "the table's workload line shows what the instructions took here")
+        ("parallel-ins", po::value<std::string>(),
+         "instead of --parallel-ns: the busy work between acquires as a count of instructions "
+         "of the same loop (as lockhammer's -p Nin)")
         ("shared-lines", po::value<std::string>()->default_value("1"),
          "shared cache lines the critical section increments, so the lock's data moves "
          "between cores like a real critical section's. 0: none, as lockhammer's default "
@@ -68,12 +81,41 @@ po::options_description workload_options() {
          "added, and stay comparable with earlier runs) or same-line (right after the lock "
          "word, on the lock's cache line, as PostgreSQL keeps the fields a spinlock "
          "protects next to its slock_t: a handoff then moves one line)")
+        ("read-fraction", po::value<std::string>()->default_value("0"),
+         "share of acquires each worker takes shared, 0 to 1 (0.9: nine reads in ten), "
+         "for the reader-writer locks (rw-cas, spin-rw); each worker draws its mix from its "
+         "own generator seeded from --seed, recorded in the result file. Readers only load "
+         "the shared lines. Locks without a shared mode take every acquire exclusive, and "
+         "the table says so; with F > 0 the table splits acquires into reads and writes")
         ("delay", po::value<std::string>(),
          "spin-delay policy for every lock: none, pause (x86), yield, isb, wfe (aarch64). "
          "Default: each lock's platform default (pause on x86, isb on aarch64)")
+        ("lock-page", po::value<std::string>()->default_value("normal"),
+         "memory the lock and its shared lines live in: normal (the heap, the default) or "
+         "huge (one hugetlb page of the kernel's default huge page size, MAP_HUGETLB, as "
+         "lockhammer's -M). A freed huge page goes back to the kernel's pool, so the next run, "
+         "in another process, usually gets the same physical page, and so the same cache "
+         "lines and home nodes; run as root and the result records the page's physical "
+         "address to check. Needs huge pages reserved (sysctl -w vm.nr_hugepages=16), and is "
+         "refused before any trial when none is free")
         ("pin", po::value<std::string>()->default_value("none"),
          "thread placement: none, compact (CPUs in order), scatter (spread over packages and "
          "cores first), or a CPU list such as 0,2,4-7")
+        ("cpu-order", po::value<std::string>(),
+         "pin worker i to the i-th CPU a text file lists (numbers separated by spaces, commas "
+         "or newlines, # comments), as lockhammer's -C: a machine's order of CPUs, kept in a "
+         "file and shared between runs. The file must list every CPU once, online, and at "
+         "least as many as the largest --threads count. Instead of --pin (it is a --pin list "
+         "read from a file, recorded as pin mode list with the file's name)")
+        ("sched", po::value<std::string>()->default_value("other"),
+         "the workers' scheduling policy: other (SCHED_OTHER, the default) or fifo "
+         "(SCHED_FIFO priority 1, so nothing of normal priority preempts a lock holder; needs "
+         "root or CAP_SYS_NICE, refused before any trial otherwise). FIFO spinners starve "
+         "other work on their CPUs: lockprof warns on a machine in use, and refuses more "
+         "threads than CPUs without --force")
+        ("force", po::bool_switch(),
+         "with --sched fifo: run more threads than CPUs anyway (a spinning FIFO waiter keeps "
+         "the holder off its CPU, so the lock livelocks until real-time throttling intervenes)")
         ("warmup", po::value<std::string>()->default_value("0"),
          "run each cell this long, unrecorded, before the trials (e.g. 200ms)")
         ("trials", po::value<std::string>()->default_value("3"),
@@ -159,7 +201,30 @@ unsigned to_unsigned(std::uint64_t value, const char* option) {
     return static_cast<unsigned>(value);
 }
 
-workload::RunSpec spec_from(const po::variables_map& vm) {
+// One section's work (`critical` or `parallel`): --SECTION-ns, or --SECTION-ins instead. Where
+// a profile sets one and the command line the other, the command line's wins (as it does over
+// a profile everywhere); both in the same place is a usage error.
+void work_amount(const po::variables_map& vm, const std::set<std::string>& from_command_line,
+                 const std::string& section, std::uint64_t& ns,
+                 std::optional<std::uint64_t>& instructions) {
+    const std::string ns_key = section + "-ns", ins_key = section + "-ins";
+    bool use_ins = vm.count(ins_key) > 0;
+    if (use_ins && !vm[ns_key].defaulted()) {
+        const bool ns_here = from_command_line.count(ns_key) > 0;
+        const bool ins_here = from_command_line.count(ins_key) > 0;
+        if (ns_here == ins_here)
+            throw UsageError(
+                fmt::format("--{}: not with --{} (the work is counted in instructions or timed in "
+                            "nanoseconds, not both); drop one",
+                            ins_key, ns_key));
+        use_ins = ins_here;
+    }
+    ns = use_ins ? 0 : parse_count(vm[ns_key].as<std::string>(), ns_key);
+    if (use_ins) instructions = parse_count(vm[ins_key].as<std::string>(), ins_key);
+}
+
+workload::RunSpec spec_from(const po::variables_map& vm,
+                            const std::set<std::string>& from_command_line) {
     workload::RunSpec spec;
     spec.locks = split_list(vm["lock"].as<std::string>(), "lock");
     spec.threads = parse_thread_list(vm["threads"].as<std::string>(), "threads");
@@ -171,8 +236,11 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
         if (*spec.duration_ns == 0)
             throw UsageError("--duration: must be longer than 0; try --duration=1s");
     }
-    spec.work.critical_ns = parse_count(vm["critical-ns"].as<std::string>(), "critical-ns");
-    spec.work.parallel_ns = parse_count(vm["parallel-ns"].as<std::string>(), "parallel-ns");
+    work_amount(vm, from_command_line, "critical", spec.work.critical_ns,
+                spec.work.critical_instructions);
+    work_amount(vm, from_command_line, "parallel", spec.work.parallel_ns,
+                spec.work.parallel_instructions);
+    workload::check_instruction_work(spec.work);
     spec.work.shared_lines = to_unsigned(
         parse_count(vm["shared-lines"].as<std::string>(), "shared-lines"), "shared-lines");
     const std::string data = vm["data"].as<std::string>();
@@ -181,6 +249,14 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
     else if (data != "separate")
         throw UsageError(
             fmt::format("--data: unknown placement '{}'; choose same-line or separate", data));
+    spec.work.read_fraction =
+        parse_fraction(vm["read-fraction"].as<std::string>(), "read-fraction");
+    const std::string lock_page = vm["lock-page"].as<std::string>();
+    if (lock_page == "huge")
+        spec.work.lock_page = workload::LockPage::huge;
+    else if (lock_page != "normal")
+        throw UsageError(fmt::format(
+            "--lock-page: unknown placement '{}'; choose normal (the default) or huge", lock_page));
     if (vm.count("delay")) spec.delay = arch::parse_delay(vm["delay"].as<std::string>(), "--delay");
     const std::string pin = vm["pin"].as<std::string>();
     if (pin == "none")
@@ -193,6 +269,24 @@ workload::RunSpec spec_from(const po::variables_map& vm) {
         spec.pin.mode = workload::PinMode::list;
         spec.pin.cpus = parse_cpu_list(pin, "pin");
     }
+    if (vm.count("cpu-order")) {
+        if (!vm["pin"].defaulted())
+            throw UsageError(
+                "--cpu-order: not with --pin (both say where each worker runs); drop one");
+        spec.pin.mode = workload::PinMode::list;
+        spec.pin.cpu_order_file = vm["cpu-order"].as<std::string>();
+        spec.pin.cpus = workload::read_cpu_order(
+            spec.pin.cpu_order_file, *std::max_element(spec.threads.begin(), spec.threads.end()));
+    }
+    const std::string sched = vm["sched"].as<std::string>();
+    if (sched == "fifo")
+        spec.sched = workload::SchedPolicy::fifo;
+    else if (sched != "other")
+        throw UsageError(
+            fmt::format("--sched: unknown policy '{}'; choose other (the default) or fifo", sched));
+    spec.force = vm["force"].as<bool>();
+    if (spec.force && spec.sched != workload::SchedPolicy::fifo)
+        throw UsageError("--force: only with --sched fifo (it allows more threads than CPUs)");
     spec.warmup_ns = parse_duration_ns(vm["warmup"].as<std::string>(), "warmup");
     const std::string trials = vm["trials"].as<std::string>();
     if (trials == "auto") {
@@ -294,12 +388,19 @@ void print_version() {
                LOCKPROF_COMPILER_FLAGS);
 }
 
+// The parsed options, and which of them the command line gave (not a profile, not a default).
+struct ParsedRun {
+    po::variables_map vm;
+    std::set<std::string> from_command_line;
+};
+
 // The command line, then the --profile it names (the command line's values stay: they came
 // first), notified and checked. nullopt after --help or --version.
-std::optional<po::variables_map> parse_run(const std::vector<std::string>& args,
-                                           const RunOptions& options) {
-    po::variables_map vm =
-        parse_arguments(args, options.visible, "", options.hidden, {}, Notify::later);
+std::optional<ParsedRun> parse_run(const std::vector<std::string>& args,
+                                   const RunOptions& options) {
+    ParsedRun parsed;
+    po::variables_map& vm = parsed.vm;
+    vm = parse_arguments(args, options.visible, "", options.hidden, {}, Notify::later);
     if (vm.count("help")) {
         std::cout << usage_text(options.visible);
         return std::nullopt;
@@ -308,6 +409,8 @@ std::optional<po::variables_map> parse_run(const std::vector<std::string>& args,
         print_version();
         return std::nullopt;
     }
+    for (const auto& [key, value] : vm)
+        if (!value.defaulted()) parsed.from_command_line.insert(key);
     if (vm.count("profile"))
         load_profile(vm["profile"].as<std::string>(), options.profile_keys, vm);
     try {
@@ -315,7 +418,20 @@ std::optional<po::variables_map> parse_run(const std::vector<std::string>& args,
     } catch (const po::error& e) {
         throw UsageError(boost_message(e));
     }
-    return vm;
+    return parsed;
+}
+
+// --sched fifo: refused before any trial where the kernel does not allow it; where the machine
+// is in use, a warning on stderr (not from --processes' children: their parent warned) and
+// among the run's notes.
+void add_fifo_warnings(const workload::Plan& plan, bool child, workload::RunResult& run) {
+    workload::check_fifo_allowed();
+    const unsigned threads = *std::max_element(plan.spec.threads.begin(), plan.spec.threads.end());
+    const auto load = workload::read_machine_load(static_cast<unsigned>(plan.cpus.size()));
+    for (const auto& warning : workload::fifo_warnings(load, threads)) {
+        if (!child) fmt::print(stderr, "lockprof: warning: {}\n", warning);
+        run.notes.push_back(warning);
+    }
 }
 
 // "[3/12] tas, 2 threads, trial 1" on a terminal's stderr line ("[3]" with --trials auto,
@@ -361,14 +477,14 @@ int interrupted_exit(const workload::RunResult& run) {
 
 int run_command(const std::vector<std::string>& args, const std::vector<std::string>& argv) {
     auto extensions = make_run_extensions();
-    const auto vm_or_exit = parse_run(args, declare_options(extensions));
-    if (!vm_or_exit) return 0;
-    const po::variables_map& vm = *vm_or_exit;
-    // SIGINT/SIGTERM from here on: stop the sweep, then write what finished (interrupts.hpp).
-    const interrupts::MeasurementScope interrupt_scope;
+    const auto parsed = parse_run(args, declare_options(extensions));
+    if (!parsed) return 0;
+    const po::variables_map& vm = parsed->vm;
+    // SIGINT/SIGTERM (held by cli::main since the start, interrupts.hpp): stop the sweep,
+    // then write what finished.
 
     // Plan: the spec, the outputs checked before anything runs, what each extension adds.
-    workload::RunSpec spec = spec_from(vm);
+    workload::RunSpec spec = spec_from(vm, parsed->from_command_line);
     const bool child = vm.count(kChildResultOption) > 0;
     if (child) spec.processes = 1;  // a child runs its share here, whatever the profile says
     analysis::VerdictOptions verdict;
@@ -383,6 +499,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
             "--processes: not with --sample or its outputs (samples are addresses in one "
             "process); drop --processes, or sample a one-process run");
     const workload::Plan plan = workload::make_plan(spec, workload::calibrate());
+    if (spec.sched == workload::SchedPolicy::fifo) add_fifo_warnings(plan, child, run);
 
     // Run.
     workload::RunControl control;

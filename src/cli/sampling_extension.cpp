@@ -73,6 +73,7 @@ class SamplingExtension : public RunExtension {
             check_output(samples_out_, "samples-out");
         }
         stacks_.read(vm);
+        sampling_.call_graph(vm, sample_, "--sample");
         if (!sample_) return;
 
         sampling::SamplerRequest request;
@@ -93,9 +94,14 @@ class SamplingExtension : public RunExtension {
         sampler_ = sampling::make_sampler(request);
         const auto& info = sampler_->info();
         run.sampling = info;
-        run.notes.push_back(fmt::format("sampling: {} sampler ({}), event {}{}", info.sampler,
-                                        info.sampler_reason, info.event,
-                                        info.event_note.empty() ? "" : ": " + info.event_note));
+        run.notes.push_back(fmt::format(
+            "sampling: {} sampler ({}), event {}{}; {}", info.sampler, info.sampler_reason,
+            info.event, info.event_note.empty() ? "" : ": " + info.event_note,
+            info.call_graph == "dwarf"
+                ? fmt::format("call stacks unwound from {}-byte stack copies (--call-graph dwarf)",
+                              info.stack_size)
+                : "frame-pointer call stacks"));
+        if (!info.call_graph_note.empty()) run.notes.push_back("sampling: " + info.call_graph_note);
     }
 
     profiling::Instrumentation* instrumentation() override { return sampler_.get(); }
@@ -103,8 +109,13 @@ class SamplingExtension : public RunExtension {
     void finish(workload::RunResult& run) override {
         if (!sampler_) return;
         run.sampling = sampler_->info();
-        run.sampling->modules = symbols::process_modules();
+        // With --call-graph dwarf the sampler read them before it unwound anything (libdwfl's
+        // own mappings of the files would read as more mappings of the libraries).
+        if (run.sampling->modules.empty()) run.sampling->modules = symbols::process_modules();
         for (auto& note : sampler_->notes()) run.notes.push_back(std::move(note));
+        if (run.sampling->call_graph == "dwarf")
+            run.notes.push_back("sampling: call stacks " +
+                                sampling::call_graph_summary(*run.sampling));
         for (auto& note : analysis::loss_notes(run)) run.notes.push_back(std::move(note));
         // The raw samples stay in the run, for the annotation, --samples-out, the stack
         // outputs and the HTML report; --output leaves them out when it writes the file.

@@ -14,12 +14,57 @@ namespace po = boost::program_options;
 
 namespace lockprof::cli {
 
+CallGraphRequest parse_call_graph(const std::string& value) {
+    const auto comma = value.find(',');
+    const std::string method = value.substr(0, comma);
+    CallGraphRequest request;
+    if (method == "fp") {
+        if (comma != std::string::npos)
+            throw UsageError(fmt::format(
+                "--call-graph {}: fp takes no size, the kernel walks the frame pointers; "
+                "write --call-graph fp, or dwarf,SIZE to copy SIZE bytes of stack",
+                value));
+        return request;
+    }
+    if (method != "dwarf")
+        throw UsageError(fmt::format(
+            "--call-graph {}: '{}' is not a call-graph method lockprof supports; use fp "
+            "(frame pointers) or dwarf[,SIZE] (unwound from .eh_frame)",
+            value, method));
+    request.method = CallGraphRequest::Method::dwarf;
+    request.stack_size = kDefaultDwarfStack;
+    if (comma == std::string::npos) return request;
+    const std::string size = value.substr(comma + 1);
+    const bool digits =
+        !size.empty() && size.size() <= 9 &&
+        std::all_of(size.begin(), size.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const std::uint64_t bytes = digits ? std::stoull(size) : 0;
+    if (!digits || bytes == 0 || bytes > kMaxDwarfStack || bytes % 8 != 0)
+        throw UsageError(fmt::format(
+            "--call-graph {}: the stack size must be a multiple of 8 bytes from 8 to {} (the "
+            "kernel's limit for one sample); give dwarf alone for {}",
+            value, kMaxDwarfStack, kDefaultDwarfStack));
+    request.stack_size = static_cast<std::uint32_t>(bytes);
+    return request;
+}
+
 SamplingOptions::SamplingOptions(std::string sample_help, unsigned default_annotate_top,
-                                 std::string per, bool hottest_by_default)
+                                 std::string per, bool hottest_by_default,
+                                 std::string call_graph_takers)
     : sample_help_(std::move(sample_help)),
       default_annotate_top_(default_annotate_top),
       per_(std::move(per)),
-      hottest_by_default_(hottest_by_default) {}
+      hottest_by_default_(hottest_by_default),
+      call_graph_help_(fmt::format(
+          "fp|dwarf[,SIZE]: how call stacks are taken. fp (default): the kernel follows frame "
+          "pointers, cheap but cut short by code built without them (glibc, most -O2 "
+          "builds, parts of Debian's PostgreSQL); dwarf: each sample copies the user registers and "
+          "SIZE "
+          "bytes of stack (default {}, at most {}), unwound by lockprof from .eh_frame after "
+          "the measurement: whole stacks, for bigger samples (mind lost samples: lower "
+          "--sample-freq or SIZE) and the unwinding time. Needs {}; perf_event only (not the "
+          "timer sampler)",
+          kDefaultDwarfStack, kMaxDwarfStack, call_graph_takers)) {}
 
 po::options_description SamplingOptions::options() const {
     po::options_description o;
@@ -34,7 +79,8 @@ po::options_description SamplingOptions::options() const {
          "one sample every N events (ns for cpu-clock and the timer sampler); implies "
          "--sample")
         ("sample-freq", po::value<std::string>(),
-         "samples per second per thread instead of a period (default 1000); implies --sample");
+         "samples per second per thread instead of a period (default 1000); implies --sample")
+        ("call-graph", po::value<std::string>(), call_graph_help_.c_str());
     // clang-format on
     o.add(annotation_options());
     return o;
@@ -83,6 +129,21 @@ void SamplingOptions::read_request(const po::variables_map& vm,
         request.period = parse_count(vm["sample-period"].as<std::string>(), "sample-period");
     if (vm.count("sample-freq"))
         request.frequency = parse_count(vm["sample-freq"].as<std::string>(), "sample-freq");
+    const auto graph = call_graph(vm, true, "");
+    if (graph.method == CallGraphRequest::Method::dwarf) request.dwarf_stack = graph.stack_size;
+}
+
+CallGraphRequest SamplingOptions::call_graph(const po::variables_map& vm, bool takes_stacks,
+                                             const char* what) const {
+    if (!vm.count("call-graph")) return {};
+    const std::string value = vm["call-graph"].as<std::string>();
+    const CallGraphRequest request = parse_call_graph(value);
+    if (!takes_stacks)
+        throw UsageError(fmt::format(
+            "--call-graph {}: nothing takes call stacks without {}; add it (--call-graph "
+            "chooses how the stacks are taken, it samples nothing by itself)",
+            value, what));
+    return request;
 }
 
 SamplingOptions::Annotation SamplingOptions::annotation(const po::variables_map& vm) const {

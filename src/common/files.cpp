@@ -37,4 +37,8 @@ bool program_exists(std::string_view program) {
     return false;
 }
 
+std::string base_name(const std::string& path) {
+    return std::filesystem::path(path).filename().string();
+}
+
 }  // namespace lockprof

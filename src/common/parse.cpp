@@ -25,6 +25,20 @@ bool parse_unsigned(std::string_view s, std::uint64_t& out) {
 
 }  // namespace
 
+double parse_fraction(std::string_view text, std::string_view option) {
+    const std::string_view s = trim(text);
+    double value = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(value))
+        throw UsageError(fmt::format(
+            "--{}: '{}' is not a number; write a share from 0 to 1 such as 0.9", option, text));
+    if (value < 0 || value > 1)
+        throw UsageError(fmt::format(
+            "--{}: {} is outside 0 to 1 (it is a share of the acquires); write e.g. 0.9", option,
+            text));
+    return value;
+}
+
 std::uint64_t parse_duration_ns(std::string_view text, std::string_view option) {
     const std::string_view s = trim(text);
     auto bad = [&](std::string_view why) {

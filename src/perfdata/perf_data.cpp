@@ -150,7 +150,8 @@ void PerfData::parse() {
         Event e;
         e.type = attr.type;
         e.config = attr.config;
-        e.layout = {attr.sample_type, attr.read_format, attr.sample_id_all != 0};
+        e.layout = {attr.sample_type, attr.read_format, attr.sample_id_all != 0,
+                    attr.sample_regs_user};
         (attr.freq ? e.frequency : e.period) = attr.sample_period;
         e.ids.resize(ids.size / 8);
         if (ids.size) std::memcpy(e.ids.data(), bytes_ + ids.offset, ids.size);

@@ -200,6 +200,51 @@ struct SymbolTally {
     }
 };
 
+// The spin view's inline matching, as perf --inline: samples in code of a function that does
+// not match the lock pattern, whose inline chain holds one that does (a `static inline` lock
+// compiled into its callers, visible only through DWARF's inlined subroutines). Each such lock
+// is counted once per function it is inlined into, "my_spin_lock (inlined into worker)".
+struct InlinedLocks {
+    std::map<FunctionKey, SymbolShare> locks;  // by module and short name
+    std::map<FunctionKey, std::set<pid_t>> pids_of;
+    std::set<std::string> callers;                       // demangled names of the functions
+    std::set<std::pair<std::string, std::uint64_t>> at;  // module, file address of their samples
+
+    void add(const Images::Image& image, const LockTest& is_lock) {
+        std::map<std::uint64_t, std::vector<const profiling::RawSample*>> at_ip;
+        for (const auto* s : image.samples) at_ip[s->ip].push_back(s);
+        for (const auto& [ip, samples] : at_ip) {
+            const auto loc = image.resolver.resolve(ip);
+            if (!loc.has_symbol() || is_lock(loc.symbol)) continue;
+            const auto chain = image.resolver.inlined_at(ip);  // innermost first
+            // The outermost match: the lock its callers call, not what it inlines in turn.
+            std::size_t match = chain.size();
+            for (std::size_t i = 0; i < chain.size(); ++i)
+                if (is_lock(chain[i])) match = i;
+            if (match == chain.size()) continue;
+            const std::string& caller = match + 1 < chain.size() ? chain[match + 1] : loc.symbol;
+            const std::string name =
+                fmt::format("{} (inlined into {})", symbols::short_name(chain[match]),
+                            symbols::short_name(caller));
+            const FunctionKey key{loc.module, name};
+            auto& lock = locks[key];
+            if (lock.samples == 0) {
+                lock.symbol = chain[match];
+                lock.short_name = name;
+                lock.module = loc.module;
+                lock.inlined_into = caller;
+            }
+            for (const auto* s : samples) {
+                ++lock.samples;
+                lock.weight += static_cast<double>(s->weight);
+                pids_of[key].insert(static_cast<pid_t>(s->pid));
+            }
+            callers.insert(loc.symbol);
+            at.emplace(loc.module, loc.file_address(ip));
+        }
+    }
+};
+
 // Adds one image's annotated functions to `merged`, instruction weights summed per function
 // over the images (processes of one program that do not share mappings).
 void merge_annotations(const sampling::CellAnnotation& cell,
@@ -247,7 +292,8 @@ void rank(Profile& profile, SymbolTally& tally,
 
 // The spin-lock view: the symbols matching the lock pattern, their share, and their hottest
 // instructions.
-void spin_view(Profile& profile, const std::string& pattern, const LockTest& is_lock) {
+void spin_view(Profile& profile, const std::string& pattern, const LockTest& is_lock,
+               InlinedLocks& inlined) {
     profile.spin.pattern = pattern;
     double spin_weight = 0;
     for (const auto& sym : profile.hot_symbols)
@@ -255,12 +301,21 @@ void spin_view(Profile& profile, const std::string& pattern, const LockTest& is_
             profile.spin.symbols.push_back(sym);
             spin_weight += sym.weight;
         }
+    for (auto& [key, lock] : inlined.locks) {
+        lock.share = lock.weight / profile.total_weight;
+        lock.processes = inlined.pids_of[key].size();
+        profile.spin.symbols.push_back(lock);
+        spin_weight += lock.weight;
+    }
+    std::stable_sort(profile.spin.symbols.begin(), profile.spin.symbols.end(),
+                     [](const auto& a, const auto& b) { return a.weight > b.weight; });
     profile.spin.share = spin_weight / profile.total_weight;
     if (spin_weight <= 0) return;
     for (const auto& f : profile.annotated) {
-        if (!is_lock(f.name)) continue;
+        const bool whole = is_lock(f.name);
+        if (!whole && !inlined.callers.count(f.name)) continue;
         for (const auto& i : f.instructions)
-            if (i.weight > 0)
+            if (i.weight > 0 && (whole || inlined.at.count({f.module, i.instruction.address})))
                 profile.spin.hot_instructions.push_back(
                     {f.short_name, f.module, i.instruction.address, i.instruction.listing_text(),
                      i.weight / spin_weight, i.share});
@@ -312,8 +367,16 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
         return std::regex_search(name, locks);
     };
     sampling::AnnotateOptions annotate = options.annotate;
-    annotate.always_annotate = is_lock;
     annotate.min_function_share = 0;
+
+    // Functions a matching lock is inlined into are annotated and listed like the lock
+    // functions themselves.
+    InlinedLocks inlined;
+    for (const auto& image : images.all()) inlined.add(image, is_lock);
+    const LockTest is_spin_code = [&](const std::string& name) {
+        return is_lock(name) || inlined.callers.count(name) > 0;
+    };
+    annotate.always_annotate = is_spin_code;
 
     SymbolTally tally;
     std::map<FunctionKey, sampling::HotFunction> annotated;
@@ -331,8 +394,12 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
         merge_annotations(cell, annotated);
     }
     rank(profile, tally, annotated);
-    spin_view(profile, options.lock_pattern, is_lock);
-    keep_listings(profile, options.annotate.top_functions, is_lock);
+    spin_view(profile, options.lock_pattern, is_lock, inlined);
+    keep_listings(profile, options.annotate.top_functions, is_spin_code);
+    if (profile.spin.symbols.empty())
+        for (const auto& f : profile.annotated)
+            if (!sampling::no_line_information_note(f).empty())
+                profile.spin.without_debug_info.push_back(f.short_name);
     return profile;
 }
 

@@ -12,11 +12,13 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lockprof/arch/call_abi.hpp"
 #include "lockprof/common/files.hpp"
@@ -28,6 +30,7 @@
 #include "lockprof/sampling/uprobe_sampler.hpp"
 #include "lockprof/symbols/elf_lookup.hpp"
 #include "lockprof/symbols/resolver.hpp"
+#include "lockprof/symbols/unwinder.hpp"
 
 namespace lockprof::record {
 namespace {
@@ -37,6 +40,10 @@ using Clock = std::chrono::steady_clock;
 // File mappings are re-read this often (a process may dlopen), and whenever a process is
 // first seen; samples are resolved against the last snapshot taken while it was alive.
 constexpr auto kModuleRefresh = std::chrono::milliseconds(200);
+// --call-graph dwarf: the stack copies held before the recording unwinds them (those of
+// processes whose mappings are known), rather than at its end. 64 MiB is ~8,000 samples of
+// 8 KiB: 8 s of one busy thread at the default rate.
+constexpr std::size_t kHeldStackBytes = std::size_t{64} << 20;
 
 // The executable lines of a /proc/PID/maps text: what symbols resolve against. Data
 // mappings come and go (PostgreSQL's dynamic shared memory segments) without changing that.
@@ -159,17 +166,66 @@ class Recorder {
 
     // Finds the functions in `binaries` and makes the sampler for them.
     void prepare_spin(const std::vector<std::string>& binaries) {
+        spin_tried_.insert(binaries.begin(), binaries.end());
         auto plan = plan_spin(*spec_.spin, binaries);
         std::vector<sampling::UprobeTarget> targets;
         for (const auto& p : plan.probes) targets.push_back({p.path, p.file_offset, p.function});
-        spin_.emplace(*uprobe_pmu_, std::move(targets));
+        spin_.emplace(*uprobe_pmu_, std::move(targets), spec_.spin_stack);
         spin_->check_targets();
         for (std::size_t i = 0; i < plan.probes.size(); ++i)
             plan.probes[i].refused = spin_->refusal(i);
         SpinRecording recording;
+        recording.stack_size = spec_.spin_stack;
         recording.probes = std::move(plan.probes);
         recording.searched = std::move(plan.searched);
         result_.spin = std::move(recording);
+    }
+
+    // A process mapped files after the start (dlopen, or a process --match found later):
+    // those not searched yet are, and what they define of the --spin functions is probed from
+    // now on in every attached thread (threads attached later get every probe anyway). A
+    // command's probes are inherited ones, opened before it ran, and are not extended.
+    void extend_spin(const ProcessRecord& process) {
+        if (!spin_ || spec_.mode == Mode::command) return;
+        std::vector<std::string> fresh;
+        for (auto& b : spin_binaries(process.info.exe, process.modules))
+            if (spin_tried_.insert(b).second) fresh.push_back(std::move(b));
+        if (fresh.empty()) return;
+        auto plan = record::extend_spin(*spec_.spin, fresh);
+        auto& recording = *result_.spin;
+        recording.searched.insert(recording.searched.end(), plan.searched.begin(),
+                                  plan.searched.end());
+        // A file another path of which was probed (a symlink) holds the same code.
+        std::erase_if(plan.probes, [&](const SpinProbe& p) {
+            return std::any_of(
+                recording.probes.begin(), recording.probes.end(), [&](const SpinProbe& q) {
+                    return q.function == p.function &&
+                           symbols::build_id_of(q.path) == symbols::build_id_of(p.path) &&
+                           q.file_offset == p.file_offset;
+                });
+        });
+        if (plan.probes.empty()) return;
+        std::vector<sampling::UprobeTarget> targets;
+        for (const auto& p : plan.probes) targets.push_back({p.path, p.file_offset, p.function});
+        const std::size_t first = spin_->add_targets(std::move(targets));
+        std::vector<std::string> found;
+        for (std::size_t i = 0; i < plan.probes.size(); ++i) {
+            plan.probes[i].refused = spin_->refusal(first + i);
+            found.push_back(fmt::format("{} in {}", plan.probes[i].function, plan.probes[i].path));
+            recording.probes.push_back(std::move(plan.probes[i]));
+        }
+        note(fmt::format(
+            "spin: {} mapped by process {} ({}) after the recording started: probed from when "
+            "lockprof saw it (within {} ms), calls before that are not counted",
+            fmt::join(found, ", "), process.info.pid, process.info.comm, kModuleRefresh.count()));
+        for (auto& [pid, live] : live_)
+            for (pid_t tid : live.tasks) {
+                std::size_t failed = 0;
+                const int error = spin_->attach_task(tid, failed, first);
+                if (error && error != ESRCH)
+                    note(fmt::format("spin: thread {} of {}: {}", tid, pid,
+                                     spin_error(error, failed)));
+            }
     }
 
     std::string spin_error(int error, std::size_t failed) const {
@@ -203,6 +259,7 @@ class Recorder {
             hit.pid = h.pid;
             hit.tid = h.tid;
             hit.time_ns = h.time_ns;
+            hit.return_value = h.return_value;
             if (!h.is_return) {
                 know_command_process(static_cast<pid_t>(h.pid));
                 hit.lock = arch::argument(abi, h.regs, 0).value_or(0);
@@ -215,8 +272,105 @@ class Recorder {
                     hit.func = target_string(h.pid, hit.func_pointer).value_or("");
                 }
             }
+            if (h.is_stack) {
+                hit.is_stack = true;
+                hit.user_regs = std::move(h.user_regs);
+                hit.user_stack = std::move(h.user_stack);
+                keep_stack(std::move(hit));
+                continue;
+            }
             result_.spin->hits.push_back(std::move(hit));
         }
+    }
+
+    // Reservoir sampling per call site: a site's first kSpinStacksPerSite stacks are kept,
+    // then its n-th replaces a kept one at random with probability kSpinStacksPerSite / n, so
+    // what is kept is a uniform sample of the site's stacks, in bounded memory.
+    void keep_stack(SpinHit hit) {
+        ++result_.spin->stacks_seen;
+        const std::string site =
+            result_.spin->probes[hit.probe].arguments == SpinArguments::pg_s_lock
+                ? fmt::format("{}:{:x}:{}:{:x}", hit.probe, hit.file_pointer, hit.line,
+                              hit.func_pointer)
+                : fmt::format("{}:{:x}", hit.probe, hit.return_address.value_or(0));
+        auto& reservoir = stack_reservoirs_[site];
+        ++reservoir.seen;
+        auto& hits = result_.spin->hits;
+        if (reservoir.kept.size() < kSpinStacksPerSite) {
+            held_stack_bytes_ += hit.user_stack.size();
+            reservoir.kept.push_back(hits.size());
+            pending_spin_stacks_.push_back(hits.size());
+            hits.push_back(std::move(hit));
+            return;
+        }
+        const auto slot =
+            std::uniform_int_distribution<std::uint64_t>(0, reservoir.seen - 1)(random_);
+        if (slot >= kSpinStacksPerSite) return;
+        SpinHit& replaced = hits[reservoir.kept[slot]];
+        held_stack_bytes_ -= std::min(held_stack_bytes_, replaced.user_stack.size());
+        held_stack_bytes_ += hit.user_stack.size();
+        if (replaced.user_regs.empty()) pending_spin_stacks_.push_back(reservoir.kept[slot]);
+        replaced = std::move(hit);
+    }
+
+    // --- call stacks (--call-graph dwarf) --------------------------------------------------
+
+    // The mappings of process `pid` as last read; nullptr when it was never seen alive.
+    const std::vector<profiling::MappedModule>* modules_of(std::uint32_t pid) const {
+        const auto it = known_.find(static_cast<pid_t>(pid));
+        if (it == known_.end() || result_.processes[it->second].modules.empty()) return nullptr;
+        return &result_.processes[it->second].modules;
+    }
+
+    // Unwinds the stack copies held so far: those of processes with known mappings, or with
+    // `all` (at the end) every one, unknown processes giving empty stacks.
+    void unwind_stacks(bool all) {
+        static const std::vector<profiling::MappedModule> kNone;
+        std::size_t held = 0;
+        for (std::size_t i = first_unwound_; i < result_.samples.size(); ++i) {
+            auto& sample = result_.samples[i];
+            if (sample.user_regs.empty()) continue;
+            const auto* modules = modules_of(sample.pid);
+            if (modules || all)
+                unwinder_.unwind(sample, modules ? *modules : kNone);
+            else
+                held += sample.user_stack.size();
+        }
+        if (held == 0) first_unwound_ = result_.samples.size();
+        std::size_t spin_held = 0;
+        if (result_.spin) {
+            auto& hits = result_.spin->hits;
+            std::vector<std::size_t> still_pending;
+            for (const std::size_t i : pending_spin_stacks_) {
+                auto& h = hits[i];
+                if (h.user_regs.empty()) continue;
+                const auto* modules = modules_of(h.pid);
+                if (!modules && !all) {
+                    spin_held += h.user_stack.size();
+                    still_pending.push_back(i);
+                    continue;
+                }
+                auto chain =
+                    spin_unwinder_.unwind(h.user_regs, h.user_stack, modules ? *modules : kNone);
+                // The caller's frame comes first, from the return address read at entry (what
+                // the unwinder finds there too, unless the stack copy is too short for it).
+                if (h.return_address && (chain.empty() || chain.front() != *h.return_address))
+                    chain.insert(chain.begin(), *h.return_address);
+                h.callchain = std::move(chain);
+                h.user_regs = {};
+                h.user_stack = {};
+            }
+            pending_spin_stacks_ = std::move(still_pending);
+        }
+        held_stack_bytes_ = held + spin_held;
+    }
+
+    // Copies of processes not known yet stay held: the next unwinding waits until another
+    // budget's worth has come in.
+    void unwind_if_over_budget() {
+        if (held_stack_bytes_ <= unwind_threshold_) return;
+        unwind_stacks(false);
+        unwind_threshold_ = held_stack_bytes_ + kHeldStackBytes;
     }
 
     void finish_spin() {
@@ -225,6 +379,7 @@ class Recorder {
         drain_spin();
         for (const auto& c : spin_->counts()) result_.spin->kernel_entries.push_back(c.entries);
         result_.spin->lost = spin_->lost();
+        result_.spin->stacks_lost = spin_->stacks_lost();
         for (auto& n : spin_->notes()) note(std::move(n));
         // Strings of processes that ended before they were read: from their mapped files.
         for (auto& h : result_.spin->hits) {
@@ -255,6 +410,14 @@ class Recorder {
                     binaries.push_back(std::move(lib));
                 prepare_spin(binaries);
             }
+        }
+        // A signal while lockprof was starting: the command is not started at all.
+        if (const int signal = stop_.load()) {
+            const std::string step = fmt::format("{}: not started, {} came first", spec_.command[0],
+                                                 signal_name(signal));
+            if (spec_.on_stop_step) spec_.on_stop_step(step);
+            note(step);
+            return;
         }
         int gate[2], status_pipe[2];
         if (pipe2(gate, O_CLOEXEC) != 0 || pipe2(status_pipe, O_CLOEXEC) != 0)
@@ -342,7 +505,7 @@ class Recorder {
             if (done == child) break;
             if (const int signal = stop_.load()) stop_command(child, signal);
             for (int i = 0; i < 5; ++i) {
-                drain_spin();
+                drain_between_polls();
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
             }
         }
@@ -418,7 +581,7 @@ class Recorder {
         if (spec_.spin) {
             std::vector<std::string> binaries;
             for (const auto& info : pending)
-                for (auto& b : spin_binaries(info.exe, symbols::process_modules(info.pid)))
+                for (auto& b : spin_binaries(info.exe, modules_now(info.pid)))
                     if (std::find(binaries.begin(), binaries.end(), b) == binaries.end())
                         binaries.push_back(std::move(b));
             prepare_spin(binaries);
@@ -452,7 +615,7 @@ class Recorder {
             auto next = Clock::now() + kPollInterval;
             if (next > deadline) next = deadline;
             while (Clock::now() < next && stop_.load() == 0) {
-                drain_spin();
+                drain_between_polls();
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
             }
         }
@@ -573,15 +736,21 @@ class Recorder {
             if (now - live.refreshed >= kModuleRefresh) refresh_modules(pid);
     }
 
+    // A process's mappings as of now; none once it has exited (a matched process may end
+    // between any two reads of its /proc files, and that is no error).
+    std::vector<profiling::MappedModule> modules_now(pid_t pid) const {
+        return symbols::modules_of_maps(read_all(fmt::format("{}/{}/maps", proc_root_, pid)));
+    }
+
     // Re-reads the mappings when they changed (exec, dlopen), and the name with them.
     void refresh_modules(pid_t pid) {
         auto& live = live_.at(pid);
         live.refreshed = Clock::now();
-        std::string maps =
-            executable_mappings(read_all(fmt::format("{}/{}/maps", proc_root_, pid)));
+        const std::string text = read_all(fmt::format("{}/{}/maps", proc_root_, pid));
+        std::string maps = executable_mappings(text);
         if (maps.empty() || maps == live.maps) return;
         live.maps = std::move(maps);
-        auto modules = symbols::process_modules(pid);
+        auto modules = symbols::modules_of_maps(text);
         if (modules.empty()) return;
         auto& p = result_.processes[live.index];
         p.modules = std::move(modules);
@@ -589,6 +758,8 @@ class Recorder {
             p.info.exe = info->exe;
             p.info.comm = info->comm;
         }
+        // Not while the first probes are planned (the initial processes are searched whole).
+        if (spin_) extend_spin(p);
     }
 
     // Samples from processes not attached by pid (children of a command) make them known,
@@ -611,9 +782,21 @@ class Recorder {
         if (!sampler_) return;
         for (auto& s : sampler_->drain()) {
             know_command_process(static_cast<pid_t>(s.pid));
+            held_stack_bytes_ += s.user_stack.size();
             result_.samples.push_back(std::move(s));
         }
         for (auto& e : sampler_->take_events()) task_events_.push_back(std::move(e));
+    }
+
+    // Between two polls: the probes' buffers every 10 ms, and with stack copies (big records)
+    // the sampling buffers too.
+    void drain_between_polls() {
+        if (stacks_) {
+            drain_samples();
+            unwind_if_over_budget();
+        } else {
+            drain_spin();
+        }
     }
 
     void note_failures(const std::vector<pmu::OpenFailure>& failures) {
@@ -642,6 +825,18 @@ class Recorder {
             }
             result_.samples_lost = sampler_->lost();
             for (auto& n : sampler_->notes()) note(std::move(n));
+        }
+        if (stacks_) {
+            unwind_stacks(true);
+            if (result_.sampling) {
+                const auto& stats = unwinder_.stats();
+                result_.sampling->unwound = stats.stacks;
+                result_.sampling->unwound_without_callers = stats.without_callers;
+                result_.sampling->unwind_seconds = stats.seconds;
+            }
+            if (result_.spin)
+                result_.spin->stacks_unwound_without_callers =
+                    spin_unwinder_.stats().without_callers;
         }
         if (command_counters_.open_descriptors() > 0)
             result_.processes.front().inherited = command_counters_.read();
@@ -673,9 +868,26 @@ class Recorder {
     AttachContext context_;
     Clock::time_point start_{};
     std::optional<sampling::TaskSampler> sampler_;
+    // --call-graph dwarf: samples' and probes' stack copies, unwound per process image.
+    const bool stacks_ =
+        (spec_.sampling && spec_.sampling->dwarf_stack > 0) || (spec_.spin && spec_.spin_stack > 0);
+    symbols::UnwinderCache unwinder_, spin_unwinder_;
+    std::size_t held_stack_bytes_ = 0;
+    std::size_t unwind_threshold_ = kHeldStackBytes;
+    std::size_t first_unwound_ = 0;  // samples before it are unwound
+    // --spin's stacks: per call site (keep_stack's key), the stacks seen and the hits kept;
+    // the kept hits not unwound yet.
+    struct StackReservoir {
+        std::uint64_t seen = 0;
+        std::vector<std::size_t> kept;  // into result_.spin->hits
+    };
+    std::map<std::string, StackReservoir> stack_reservoirs_;
+    std::vector<std::size_t> pending_spin_stacks_;
+    std::mt19937_64 random_{0x5eed5eedu};  // fixed: a recording's sample is reproducible
     std::optional<pmu::UprobePmu> uprobe_pmu_;
     std::optional<sampling::UprobeSampler> spin_;
-    bool spin_attached_ = false;  // some thread has probes: later refusals are notes
+    bool spin_attached_ = false;        // some thread has probes: later refusals are notes
+    std::set<std::string> spin_tried_;  // files searched for --spin functions
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::string> strings_;  // read so far
     pmu::ThreadCounters command_counters_;
     std::map<pid_t, std::size_t> known_;  // every process seen -> index

@@ -13,7 +13,9 @@
 #include <fmt/ranges.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/files.hpp"
 #include "lockprof/symbols/elf_lookup.hpp"
+#include "lockprof/sampling/stacks.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 namespace lockprof::record {
@@ -24,8 +26,10 @@ constexpr KnownSlowPath kKnown[] = {
     {.function = "s_lock", .owner = "PostgreSQL",
      .meaning = "a contended spinlock acquisition: s_lock() runs only after the inlined first "
                 "test-and-set failed; entry to return is the time spent spinning and sleeping "
-                "(perform_spin_delay) until the lock was taken",
-     .arguments = SpinArguments::pg_s_lock},
+                "(perform_spin_delay) until the lock was taken; its result is how many times "
+                "perform_spin_delay slept (pg_usleep), counted as sleeps",
+     .arguments = SpinArguments::pg_s_lock,
+     .returns = SpinReturns::pg_delays},
     {.function = "pthread_spin_lock", .owner = "glibc",
      .meaning = "every pthread_spin_lock() call, contended or not (glibc's whole lock is this "
                 "function); entry to return is the time to acquire",
@@ -39,11 +43,6 @@ constexpr KnownSlowPath kKnown[] = {
 
 constexpr std::size_t kMaxString = 256;
 constexpr std::size_t kLocksKept = 8;
-
-std::string base_name(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 }  // namespace
 
@@ -70,8 +69,15 @@ std::vector<std::string> spin_binaries(const std::string& exe,
     return out;
 }
 
-SpinPlan plan_spin(const std::vector<std::string>& functions,
-                   const std::vector<std::string>& binaries) {
+namespace {
+
+// The definitions of `functions` (empty: the known slow paths) in the ELF files among
+// `binaries`; `missing` is called with each requested function found nowhere, the ELF files
+// searched and the stripped ones among them.
+using MissingFunction = std::function<void(const std::string&, const std::vector<std::string>&,
+                                           const std::set<std::string>&)>;
+SpinPlan search_spin(const std::vector<std::string>& functions,
+                     const std::vector<std::string>& binaries, const MissingFunction& missing) {
     SpinPlan plan;
     // Only ELF files are searched (a process also maps locale archives and caches).
     for (const auto& path : binaries) {
@@ -98,21 +104,32 @@ SpinPlan plan_spin(const std::vector<std::string>& functions,
             probe.file_offset = search.found->file_offset;
             const auto* known = find_slow_path(function);
             probe.arguments = known ? known->arguments : SpinArguments::lock_only;
+            probe.returns = known ? known->returns : SpinReturns::nothing;
             plan.probes.push_back(std::move(probe));
         }
-        if (!found && !defaults) {
-            std::string why;
-            if (!stripped.empty())
-                why = fmt::format(
-                    "; stripped (no .symtab, only exported functions searched): {}; install "
-                    "their debug symbols (a -dbgsym package) to find static functions",
-                    fmt::join(stripped, ", "));
-            throw UsageError(
-                fmt::format("--spin: no function {} in the target's binaries "
-                            "(searched {}: {}){}",
-                            function, elf_files.size(), fmt::join(elf_files, ", "), why));
-        }
+        if (!found && !defaults && missing) missing(function, elf_files, stripped);
     }
+    return plan;
+}
+
+}  // namespace
+
+SpinPlan plan_spin(const std::vector<std::string>& functions,
+                   const std::vector<std::string>& binaries) {
+    auto refuse = [](const std::string& function, const std::vector<std::string>& elf_files,
+                     const std::set<std::string>& stripped) {
+        std::string why;
+        if (!stripped.empty())
+            why = fmt::format(
+                "; stripped (no .symtab, only exported functions searched): {}; install "
+                "their debug symbols (a -dbgsym package) to find static functions",
+                fmt::join(stripped, ", "));
+        throw UsageError(
+            fmt::format("--spin: no function {} in the target's binaries (searched {}: {}){}",
+                        function, elf_files.size(), fmt::join(elf_files, ", "), why));
+    };
+    SpinPlan plan = search_spin(functions, binaries, refuse);
+    const std::vector<std::string>& elf_files = plan.searched;
     if (plan.probes.empty()) {
         std::vector<std::string> names;
         for (const auto& k : kKnown) names.emplace_back(k.function);
@@ -122,6 +139,11 @@ SpinPlan plan_spin(const std::vector<std::string>& functions,
             fmt::join(names, ", "), elf_files.size(), fmt::join(elf_files, ", ")));
     }
     return plan;
+}
+
+SpinPlan extend_spin(const std::vector<std::string>& functions,
+                     const std::vector<std::string>& binaries) {
+    return search_spin(functions, binaries, nullptr);
 }
 
 std::optional<std::string> read_process_string(pid_t pid, std::uint64_t address) {
@@ -181,6 +203,8 @@ SpinProfile analyse_spin(
     const std::function<const std::vector<profiling::MappedModule>*(std::uint32_t)>& modules_of) {
     SpinProfile out;
     out.searched = recording.searched;
+    out.stack_size = recording.stack_size;
+    out.stacks_seen = recording.stacks_seen;
     for (std::size_t i = 0; i < recording.probes.size(); ++i) {
         SpinFunction f;
         f.function = recording.probes[i].function;
@@ -201,6 +225,7 @@ SpinProfile analyse_spin(
         SpinSite site;
         std::map<std::uint64_t, std::uint64_t> locks;  // address -> entries
         std::set<std::uint32_t> pids;
+        std::map<std::vector<std::string>, std::uint64_t> stacks;  // frames -> samples
     };
     std::map<std::string, Site> sites;
     std::map<std::uint32_t, std::unique_ptr<symbols::SymbolResolver>> resolvers;
@@ -213,8 +238,8 @@ SpinProfile analyse_spin(
         }
         return it->second.get();
     };
-    // The site of an entry; its key groups entries of one call site.
-    auto site_of = [&](const SpinHit& h) -> Site& {
+    // The site of an entry, and the key that groups entries of one call site.
+    auto describe = [&](const SpinHit& h) -> std::pair<std::string, SpinSite> {
         const SpinProbe& probe = recording.probes[h.probe];
         SpinSite s;
         s.function = probe.function;
@@ -253,6 +278,10 @@ SpinProfile analyse_spin(
             s.site = "[unknown caller]";
             key = fmt::format("{}\n?", h.probe);
         }
+        return {std::move(key), std::move(s)};
+    };
+    auto site_of = [&](const SpinHit& h) -> Site& {
+        auto [key, s] = describe(h);
         auto [it, added] = sites.try_emplace(key);
         if (added) it->second.site = std::move(s);
         return it->second;
@@ -261,6 +290,7 @@ SpinProfile analyse_spin(
     std::map<std::pair<std::uint32_t, std::size_t>, std::vector<std::pair<const SpinHit*, Site*>>>
         open;  // (tid, probe) -> entries not yet returned, innermost last
     for (const SpinHit* h : hits) {
+        if (h->is_stack) continue;  // the same calls as entries, sampled with their stacks
         const auto key = std::make_pair(h->tid, h->probe);
         if (!h->is_return) {
             Site& site = site_of(*h);
@@ -283,10 +313,40 @@ SpinProfile analyse_spin(
         out.functions[h->probe].total_ns += ns;
         out.total_ns += ns;
         ++out.timed;
+        if (recording.probes[h->probe].returns == SpinReturns::pg_delays && h->return_value) {
+            // s_lock's int result, in the low half of the register.
+            const auto sleeps = static_cast<std::uint32_t>(*h->return_value);
+            site->site.sleeps = site->site.sleeps.value_or(0) + sleeps;
+            auto& f = out.functions[h->probe];
+            f.sleeps = f.sleeps.value_or(0) + sleeps;
+            out.sleeps = out.sleeps.value_or(0) + sleeps;
+        }
+    }
+
+    // The sampled stacks, each to the site its entry is at (a stack whose entry was not
+    // recorded, lost to a full buffer, has no site and is left out).
+    std::uint64_t unmatched = 0;
+    for (const SpinHit* h : hits) {
+        if (!h->is_stack) continue;
+        auto it = sites.find(describe(*h).first);
+        if (it == sites.end()) {
+            ++unmatched;
+            continue;
+        }
+        const auto* resolver = resolver_of(h->pid);
+        std::vector<std::string> frames;
+        for (auto a = h->callchain.rbegin(); a != h->callchain.rend(); ++a)
+            frames.push_back(resolver ? sampling::frame_name(resolver->resolve(*a - 1))
+                                      : "[unknown]");
+        ++it->second.stacks[frames];
+        ++out.stack_samples;
     }
 
     for (auto& [key, s] : sites) {
         SpinSite site = std::move(s.site);
+        for (auto& [frames, samples] : s.stacks) site.stacks.push_back({frames, samples});
+        std::stable_sort(site.stacks.begin(), site.stacks.end(),
+                         [](const auto& a, const auto& b) { return a.samples > b.samples; });
         site.mean_ns = site.timed ? site.total_ns / static_cast<double>(site.timed) : 0;
         std::vector<std::pair<std::uint64_t, std::uint64_t>> locks(s.locks.begin(), s.locks.end());
         std::stable_sort(locks.begin(), locks.end(),
@@ -315,6 +375,55 @@ SpinProfile analyse_spin(
     if (recording.lost)
         out.notes.push_back(
             fmt::format("spin: {} probe records were lost (ring buffers full)", recording.lost));
+    if (recording.stack_size) {
+        std::uint64_t without_stack = 0;
+        for (const auto& site : out.sites)
+            if (site.stacks.empty() && site.timed) ++without_stack;
+        if (without_stack)
+            out.notes.push_back(fmt::format(
+                "spin: {} call site{} had no stack recorded (their stack records were lost to "
+                "full buffers): {} keep{} the caller alone in --spin-folded/--spin-flamegraph",
+                without_stack, without_stack == 1 ? "" : "s", without_stack == 1 ? "it" : "they",
+                without_stack == 1 ? "s" : ""));
+        if (recording.stacks_lost)
+            out.notes.push_back(fmt::format(
+                "spin: {} entries' stacks were lost (their buffers full); the entries are all "
+                "counted, each site's stacks are a sample of those recorded",
+                recording.stacks_lost));
+        if (unmatched)
+            out.notes.push_back(fmt::format(
+                "spin: {} stacks had no recorded entry to go with and are left out", unmatched));
+        if (recording.stacks_unwound_without_callers)
+            out.notes.push_back(
+                fmt::format("spin: {} stacks could not be unwound past the caller (no call frame "
+                            "information where they stopped, or a stack copy too short: raise "
+                            "--call-graph dwarf,SIZE)",
+                            recording.stacks_unwound_without_callers));
+    }
+    return out;
+}
+
+exporting::FoldedStacks spin_folded(const SpinProfile& profile) {
+    exporting::FoldedStacks out;
+    for (const auto& site : profile.sites) {
+        const std::string leaf = fmt::format("{} at {}", site.function, site.site);
+        if (site.stacks.empty()) {
+            const auto ns = static_cast<std::uint64_t>(site.total_ns + 0.5);
+            out.add({site.caller.empty() ? "[unknown caller]" : site.caller, leaf}, ns);
+            continue;
+        }
+        // The site's time over its sampled stacks, in proportion to their samples.
+        std::uint64_t samples = 0;
+        for (const auto& stack : site.stacks) samples += stack.samples;
+        for (const auto& stack : site.stacks) {
+            std::vector<std::string> frames = stack.frames;
+            if (frames.empty())
+                frames.push_back(site.caller.empty() ? "[unknown caller]" : site.caller);
+            frames.push_back(leaf);
+            const double share = static_cast<double>(stack.samples) / static_cast<double>(samples);
+            out.add(frames, static_cast<std::uint64_t>(site.total_ns * share + 0.5));
+        }
+    }
     return out;
 }
 

@@ -13,6 +13,7 @@
 #include "lockprof/report/run_report.hpp"
 #include "lockprof/report/text_table.hpp"
 #include "lockprof/workload/provenance.hpp"
+#include "report/html_page.hpp"
 
 namespace lockprof::report {
 
@@ -80,10 +81,8 @@ footer { margin-top:40px; color:var(--muted); font-size:12px; border-top:1px sol
 }
 )css";
 
-// Text and attribute values in the report: the XML escaper (export/xml.hpp) is right for both,
-// and keeps invalid UTF-8 and control characters out.
 std::string escape_html(std::string_view text) {
-    return escape_xml(text);
+    return html::escape(text);
 }
 
 std::string provenance_row(const std::string& name, const std::string& value, bool alert = false) {
@@ -404,34 +403,6 @@ std::string explanation_section(const Report& report) {
     return out;
 }
 
-// One function's hottest instructions plus its whole acquire loop, in address order so the
-// loop reads as code.
-std::string instruction_table(const sampling::HotFunction& f, const HtmlReportOptions& options) {
-    std::vector<const sampling::AnnotatedInstruction*> rows;
-    for (const auto& i : f.instructions) rows.push_back(&i);
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](auto* a, auto* b) { return a->share > b->share; });
-    std::vector<const sampling::AnnotatedInstruction*> kept;
-    for (auto* i : rows)
-        if ((i->in_acquire_loop || i->share >= sampling::kListingShare) &&
-            kept.size() < options.max_instructions)
-            kept.push_back(i);
-    std::sort(kept.begin(), kept.end(),
-              [](auto* a, auto* b) { return a->instruction.address < b->instruction.address; });
-    std::string out =
-        "<table class=\"asm\"><thead><tr><th>share</th><th>address</th>"
-        "<th class=\"l\">instruction</th><th class=\"l\">source</th></tr></thead>"
-        "<tbody>\n";
-    for (auto* i : kept)
-        out += fmt::format(
-            "<tr{}><td><span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.1f}%</td>"
-            "<td>{:x}</td><td class=\"ins\">{}</td><td class=\"l\">{}</td></tr>\n",
-            i->in_acquire_loop ? " class=\"loop\"" : "", std::round(i->share * 80), i->share * 100,
-            i->instruction.address, escape_html(i->instruction.listing_text()),
-            escape_html(i->source));
-    return out + "</tbody></table>\n";
-}
-
 // A cell's hottest functions, each with its instruction table.
 std::string cell_functions(const sampling::CellAnnotation& cell, const HtmlReportOptions& options) {
     std::string out =
@@ -455,7 +426,7 @@ std::string cell_functions(const sampling::CellAnnotation& cell, const HtmlRepor
                 fmt::format("<p class=\"muted\">not disassembled: {}</p>\n", escape_html(f.error));
             continue;
         }
-        out += instruction_table(f, options);
+        out += html::instruction_table(f, options.max_instructions);
     }
     return out;
 }
@@ -541,13 +512,6 @@ constexpr Section kSections[] = {
     {"flamegraph", "Flamegraph", "Flamegraph", flamegraph_section},
 };
 
-std::string navigation() {
-    std::string out = "<nav class=\"toc\">";
-    for (const auto& section : kSections)
-        out += fmt::format("<a href=\"#{}\">{}</a>", section.id, section.title);
-    return out + "</nav>\n";
-}
-
 // <head>, the title header and the banners for assertion builds and interrupted runs.
 std::string document_start(const Report& report) {
     const auto& p = report.run.provenance;
@@ -557,12 +521,8 @@ std::string document_start(const Report& report) {
         if (s.cell && std::find(threads.begin(), threads.end(), s.cell->threads) == threads.end())
             threads.push_back(s.cell->threads);
     const std::string locks = escape_html(fmt::format("{}", fmt::join(report.locks, ", ")));
-    std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-    out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-    out +=
-        "<meta name=\"generator\" content=\"lockprof " + escape_html(p.lockprof_version) + "\">\n";
-    out += fmt::format("<title>{}: {}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n",
-                       escape_html(title), locks, kStyle);
+    std::string out =
+        html::head(fmt::format("{}: {}", title, fmt::join(report.locks, ", ")), p.lockprof_version);
     out += fmt::format(
         "<header>\n<h1>{}</h1>\n<p class=\"sub\">{} on {}{} &middot; {} thread count{} &middot; "
         "{}{}</p>\n</header>\n",
@@ -622,15 +582,83 @@ std::string render_html_report(const workload::RunResult& run,
                                const std::vector<analysis::CellSummary>& summaries,
                                const ReportExtras& extras, const HtmlReportOptions& options) {
     const Report report{run, summaries, extras, options, lock_order(summaries)};
-    std::string out = document_start(report) + navigation();
+    std::vector<html::Section> sections;
     for (const auto& section : kSections)
-        out += fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", section.id, section.heading) +
-               section.body(report) + "</section>\n";
-    out += fmt::format(
-        "<footer>Generated by lockprof {} ({}). Self-contained: no scripts, fonts "
-        "or data are loaded from elsewhere.</footer>\n</main>\n</body>\n</html>\n",
-        escape_html(run.provenance.lockprof_version), escape_html(run.provenance.git_revision));
+        sections.push_back({section.id, section.title, section.heading, section.body(report)});
+    std::string out =
+        document_start(report) + html::navigation(sections) + html::sections(sections);
+    return out + html::footer(run.provenance.lockprof_version, run.provenance.git_revision);
+}
+
+namespace html {
+
+std::string escape(std::string_view text) {
+    // The XML escaper (export/xml.hpp) is right for text and attribute values both.
+    return escape_xml(text);
+}
+
+std::string head(const std::string& title, const std::string& lockprof_version) {
+    std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+    out += "<meta name=\"generator\" content=\"lockprof " + escape(lockprof_version) + "\">\n";
+    out += fmt::format("<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n",
+                       escape(title), kStyle);
     return out;
 }
+
+std::string navigation(const std::vector<Section>& sections) {
+    std::string out = "<nav class=\"toc\">";
+    for (const auto& section : sections)
+        out += fmt::format("<a href=\"#{}\">{}</a>", section.id, escape(section.title));
+    return out + "</nav>\n";
+}
+
+std::string sections(const std::vector<Section>& sections) {
+    std::string out;
+    for (const auto& section : sections)
+        out +=
+            fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", section.id, escape(section.heading)) +
+            section.body + "</section>\n";
+    return out;
+}
+
+std::string footer(const std::string& lockprof_version, const std::string& git_revision) {
+    return fmt::format(
+        "<footer>Generated by lockprof {} ({}). Self-contained: no scripts, fonts "
+        "or data are loaded from elsewhere.</footer>\n</main>\n</body>\n</html>\n",
+        escape(lockprof_version), escape(git_revision));
+}
+
+std::string instruction_table(const sampling::HotFunction& f, unsigned max_rows) {
+    std::string out;
+    if (auto note = sampling::no_line_information_note(f); !note.empty()) {
+        note.erase(0, note.find_first_not_of(' '));
+        note.pop_back();  // the text listing's newline
+        out += fmt::format("<p class=\"muted\">{}</p>\n", escape(note));
+    }
+    std::vector<const sampling::AnnotatedInstruction*> rows;
+    for (const auto& i : f.instructions) rows.push_back(&i);
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](auto* a, auto* b) { return a->share > b->share; });
+    std::vector<const sampling::AnnotatedInstruction*> kept;
+    for (auto* i : rows)
+        if ((i->in_acquire_loop || i->share >= sampling::kListingShare) && kept.size() < max_rows)
+            kept.push_back(i);
+    std::sort(kept.begin(), kept.end(),
+              [](auto* a, auto* b) { return a->instruction.address < b->instruction.address; });
+    out +=
+        "<table class=\"asm\"><thead><tr><th>share</th><th>address</th>"
+        "<th class=\"l\">instruction</th><th class=\"l\">source</th></tr></thead>"
+        "<tbody>\n";
+    for (auto* i : kept)
+        out += fmt::format(
+            "<tr{}><td><span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.1f}%</td>"
+            "<td>{:x}</td><td class=\"ins\">{}</td><td class=\"l\">{}</td></tr>\n",
+            i->in_acquire_loop ? " class=\"loop\"" : "", std::round(i->share * 80), i->share * 100,
+            i->instruction.address, escape(i->instruction.listing_text()), escape(i->source));
+    return out + "</tbody></table>\n";
+}
+
+}  // namespace html
 
 }  // namespace lockprof::report

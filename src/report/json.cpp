@@ -46,19 +46,37 @@ json spec_json(const workload::RunSpec& s) {
               {"parallel_ns", s.work.parallel_ns},
               {"shared_lines", s.work.shared_lines},
               {"data", workload::data_placement_name(s.work.data)},
+              {"lock_page", workload::lock_page_name(s.work.lock_page)},
               {"warmup_ns", s.warmup_ns},
               {"trials", s.trials},
               {"seed", s.seed},
+              {"read_fraction", s.work.read_fraction},
               {"latency", s.latency},
               {"watchdog_ns", s.watchdog_ns}};
+    // --critical-ins / --parallel-ins: the work in instructions (the ns figure is then 0).
+    j["critical_instructions"] =
+        s.work.critical_instructions ? json(*s.work.critical_instructions) : json(nullptr);
+    j["parallel_instructions"] =
+        s.work.parallel_instructions ? json(*s.work.parallel_instructions) : json(nullptr);
     j["duration_ns"] = s.duration_ns ? json(*s.duration_ns) : json(nullptr);
     j["acquires_per_thread"] = s.acquires_per_thread ? json(*s.acquires_per_thread) : json(nullptr);
     j["delay"] = s.delay ? json(std::string(arch::delay_name(*s.delay))) : json(nullptr);
-    j["pin"] = {{"mode", workload::pin_mode_name(s.pin.mode)}, {"cpus", s.pin.cpus}};
+    j["pin"] = {{"mode", workload::pin_mode_name(s.pin.mode)},
+                {"cpus", s.pin.cpus},
+                {"cpu_order_file", s.pin.cpu_order_file}};
+    j["sched"] = workload::sched_policy_name(s.sched);
     j["processes"] = s.processes;
     // --trials auto: "trials" above is then the minimum per cell.
     j["trials_auto"] = s.max_time_ns ? json{{"max_time_ns", *s.max_time_ns}} : json(nullptr);
     return j;
+}
+
+json histogram_json(const workload::LatencyHistogram& h) {
+    json buckets = json::array();
+    for (auto [index, count] : h.nonzero()) buckets.push_back({index, count});
+    return {{"sub_bucket_bits", workload::LatencyHistogram::kSubBits},
+            {"max", h.max()},
+            {"buckets", buckets}};
 }
 
 json thread_json(const workload::ThreadResult& t, bool raw_samples) {
@@ -66,6 +84,8 @@ json thread_json(const workload::ThreadResult& t, bool raw_samples) {
               {"cpu", t.cpu},
               {"acquires", t.acquires},
               {"overlaps", t.overlaps},
+              {"read_acquires", t.read_acquires},
+              {"mix_seed", t.mix_seed},
               {"rmw_attempts", t.rmw_attempts},
               {"spin_iterations", t.spin_iterations},
               {"sleeps", t.sleeps},
@@ -77,13 +97,8 @@ json thread_json(const workload::ThreadResult& t, bool raw_samples) {
               {"cpu_ns", t.cpu_ns},
               {"start_ns", t.start_ns},
               {"end_ns", t.end_ns}};
-    if (!t.latency.empty()) {
-        json buckets = json::array();
-        for (auto [index, count] : t.latency.nonzero()) buckets.push_back({index, count});
-        j["latency_ticks"] = {{"sub_bucket_bits", workload::LatencyHistogram::kSubBits},
-                              {"max", t.latency.max()},
-                              {"buckets", buckets}};
-    }
+    if (!t.latency.empty()) j["latency_ticks"] = histogram_json(t.latency);
+    if (!t.read_latency.empty()) j["read_latency_ticks"] = histogram_json(t.read_latency);
     if (!t.counters.empty()) {
         json counters = json::array();
         for (const auto& c : t.counters)
@@ -130,10 +145,24 @@ json sampling_json(const profiling::SamplingInfo& s) {
             {"precise_ip", s.precise_ip},
             {"skid", std::string(profiling::skid_name(s.skid))},
             {"precise_note", s.precise_note},
+            {"call_graph", s.call_graph},
+            {"stack_size", s.stack_size},
+            {"call_graph_note", s.call_graph_note},
+            {"unwound", s.unwound},
+            {"unwound_without_callers", s.unwound_without_callers},
+            {"unwind_s", s.unwind_seconds},
             {"modules", modules}};
 }
 
 namespace {
+
+json latency_json(const analysis::LatencySummary& l) {
+    return {{"p50", l.p50_ns},
+            {"p99", l.p99_ns},
+            {"p99_9", l.p999_ns},
+            {"max", l.max_ns},
+            {"samples", l.samples}};
+}
 
 json summary_json(const analysis::CellSummary& s) {
     json j = {{"trials", s.trials},
@@ -153,12 +182,14 @@ json summary_json(const analysis::CellSummary& s) {
                {{"jain_index", spread_json(s.jain)},
                 {"min_max_ratio", spread_json(s.min_max)},
                 {"coefficient_of_variation", spread_json(s.cv)}}}};
-    if (s.latency)
-        j["latency_ns"] = {{"p50", s.latency->p50_ns},
-                           {"p99", s.latency->p99_ns},
-                           {"p99_9", s.latency->p999_ns},
-                           {"max", s.latency->max_ns},
-                           {"samples", s.latency->samples}};
+    if (s.latency) j["latency_ns"] = latency_json(*s.latency);
+    if (s.read_acquires) {
+        j["read_acquires"] = spread_json(*s.read_acquires);
+        j["read_acquires_per_second"] = spread_json(*s.read_acquires_per_second);
+        j["write_acquires_per_second"] = spread_json(*s.write_acquires_per_second);
+    }
+    if (s.read_latency) j["read_latency_ns"] = latency_json(*s.read_latency);
+    if (s.write_latency) j["write_latency_ns"] = latency_json(*s.write_latency);
     json events = json::array();
     for (const auto& e : s.events)
         events.push_back({{"event", e.event},
@@ -209,11 +240,18 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
             json threads = json::array();
             for (const auto& th : t.threads)
                 threads.push_back(thread_json(th, samples == RawSamples::keep));
-            trials.push_back({{"trial", t.trial},
-                              {"process", t.process},
-                              {"wall_ns", t.wall_ns},
-                              {"ticks", t.ticks},
-                              {"threads", threads}});
+            json trial = {{"trial", t.trial},
+                          {"process", t.process},
+                          {"wall_ns", t.wall_ns},
+                          {"ticks", t.ticks},
+                          {"threads", threads}};
+            if (t.lock_page)  // --lock-page huge
+                trial["lock_page"] = {
+                    {"page_size", t.lock_page->page_size},
+                    {"physical_address", t.lock_page->physical_address
+                                             ? json(*t.lock_page->physical_address)
+                                             : json(nullptr)}};
+            trials.push_back(std::move(trial));
         }
         json cell = {{"lock", c.lock},         {"algorithm", c.algorithm},
                      {"flavour", c.flavour},   {"delay", std::string(arch::delay_name(c.delay))},

@@ -6,17 +6,15 @@
 #include <fmt/ranges.h>
 
 #include "lockprof/analysis/summary.hpp"
+#include "lockprof/common/files.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/text_table.hpp"
+#include "lockprof/sampling/sampler.hpp"
 
 namespace lockprof::report {
 namespace {
 
 using nlohmann::json;
-
-std::string basename(const std::string& path) {
-    return std::filesystem::path(path).filename().string();
-}
 
 std::string target_line(const record::RecordResult& r) {
     switch (r.mode) {
@@ -59,15 +57,28 @@ json totals_json(const std::vector<record::CounterTotal>& totals) {
 }
 
 json symbol_json(const record::SymbolShare& s) {
-    return {{"symbol", s.symbol},      {"short_name", s.short_name}, {"module", s.module},
-            {"samples", s.samples},    {"weight", s.weight},         {"share", s.share},
-            {"processes", s.processes}};
+    json j = {{"symbol", s.symbol},      {"short_name", s.short_name}, {"module", s.module},
+              {"samples", s.samples},    {"weight", s.weight},         {"share", s.share},
+              {"processes", s.processes}};
+    if (!s.inlined_into.empty()) j["inlined_into"] = s.inlined_into;
+    return j;
 }
 
 }  // namespace
 
 std::string spin_sentence(const record::Profile& p) {
     if (p.samples == 0) return "no samples";
+    if (p.spin.symbols.empty() && !p.spin.without_debug_info.empty()) {
+        const auto& without = p.spin.without_debug_info;
+        return fmt::format(
+            "no samples are in functions matching '{}', but {}{} {} no line or inline "
+            "information (built without -g, or stripped), so a lock inlined into {} cannot be "
+            "seen; rebuild with -g, which costs nothing at run time",
+            p.spin.pattern,
+            fmt::join(without.begin(), without.begin() + std::min<long>(3, without.size()), ", "),
+            without.size() > 3 ? ", ..." : "", without.size() == 1 ? "has" : "have",
+            without.size() == 1 ? "it" : "them");
+    }
     if (p.spin.symbols.empty())
         return fmt::format("no samples are in functions matching '{}'", p.spin.pattern);
     std::vector<std::string> names;
@@ -98,32 +109,62 @@ std::string locks_text(const record::SpinSite& s) {
     return out;
 }
 
+// A site's sampled call stacks (--call-graph dwarf), the most sampled first, up to 8.
+json stacks_json(const record::SpinSite& site) {
+    json out = json::array();
+    for (std::size_t i = 0; i < site.stacks.size() && i < 8; ++i)
+        out.push_back({{"frames", site.stacks[i].frames}, {"samples", site.stacks[i].samples}});
+    return out;
+}
+
 // The --spin section: per call site, hottest (most time in the slow path) first.
 std::string render_spin(const record::SpinProfile& s) {
     std::vector<std::string> names;
     for (const auto& f : s.functions)
         if (f.refused.empty())
-            names.push_back(fmt::format("{} in {}", f.function, basename(f.path)));
+            names.push_back(fmt::format("{} in {}", f.function, base_name(f.path)));
     std::string out =
-        fmt::format("\nSpin slow paths (uprobes on {}): {} entries, {} in the slow path{}\n",
+        fmt::format("\nSpin slow paths (uprobes on {}): {} entries, {} in the slow path{}{}\n",
                     fmt::join(names, ", "), s.entries, duration_text(s.total_ns),
-                    s.timed && s.timed < s.entries ? fmt::format(" ({} timed)", s.timed) : "");
+                    s.timed && s.timed < s.entries ? fmt::format(" ({} timed)", s.timed) : "",
+                    s.sleeps ? fmt::format(", {} sleeps", *s.sleeps) : "");
     if (s.sites.empty()) {
         out += "  no entries: the probed functions were not called while recording\n";
     } else {
+        // The sleeps column only when a probed function says how often it slept (s_lock).
+        const bool sleeps = s.sleeps.has_value();
+        using Align = TextTable::Align;
+        std::vector<std::string> header{"entries", "total", "mean", "max"};
+        std::vector<Align> align(4, Align::right);
+        if (sleeps) {
+            header.emplace_back("sleeps");
+            align.push_back(Align::right);
+        }
+        header.insert(header.end(), {"lock", "procs", "function", "call site"});
+        align.insert(align.end(), {Align::left, Align::right, Align::left, Align::left});
         TextTable table;
-        table.set_header(
-            {"entries", "total", "mean", "max", "lock", "procs", "function", "call site"},
-            {TextTable::Align::right, TextTable::Align::right, TextTable::Align::right,
-             TextTable::Align::right, TextTable::Align::left, TextTable::Align::right,
-             TextTable::Align::left, TextTable::Align::left});
-        for (const auto& site : s.sites)
-            table.add_row({std::to_string(site.entries), duration_text(site.total_ns),
-                           site.timed ? duration_text(site.mean_ns) : "",
-                           site.timed ? duration_text(site.max_ns) : "", locks_text(site),
-                           std::to_string(site.processes), site.function, site.site});
+        table.set_header(header, align);
+        for (const auto& site : s.sites) {
+            std::vector<std::string> row{std::to_string(site.entries), duration_text(site.total_ns),
+                                         site.timed ? duration_text(site.mean_ns) : "",
+                                         site.timed ? duration_text(site.max_ns) : ""};
+            if (sleeps) row.push_back(site.sleeps ? std::to_string(*site.sleeps) : "");
+            row.insert(row.end(), {locks_text(site), std::to_string(site.processes), site.function,
+                                   site.site});
+            table.add_row(row);
+        }
         out += table.render("  ");
+        if (sleeps)
+            out +=
+                "  sleeps: times the slow path slept (s_lock's result: perform_spin_delay's "
+                "pg_usleep calls), over the timed entries\n";
     }
+    if (s.stack_size)
+        out += fmt::format(
+            "  call stacks: {} of {} entries' stacks (up to {} per call site, at random) "
+            "unwound from {}-byte stack copies (--call-graph dwarf); --spin-folded and "
+            "--spin-flamegraph split each site's time over them\n",
+            s.stack_samples, s.stacks_seen, record::kSpinStacksPerSite, s.stack_size);
     for (const auto& n : s.notes) out += fmt::format("  {}\n", n);
     return out;
 }
@@ -174,6 +215,7 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
             "\nHottest symbols - {} samples of {} ({}), {} lost{}\n", p.samples, s.event,
             s.frequency ? fmt::format("{} Hz", s.frequency) : fmt::format("every {}", s.period),
             r.samples_lost, s.event_note.empty() ? "" : "; " + s.event_note);
+        out += fmt::format("  call stacks: {}\n", sampling::call_graph_summary(s));
         if (p.samples == 0) out += "  no samples: the targets did not run on a CPU\n";
         TextTable table;
         table.set_header({"share", "samples", "procs", "symbol", "module"},
@@ -182,7 +224,7 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
         for (std::size_t i = 0; i < p.hot_symbols.size() && i < top_symbols; ++i) {
             const auto& sym = p.hot_symbols[i];
             table.add_row({fmt::format("{:.2f}%", sym.share * 100), std::to_string(sym.samples),
-                           std::to_string(sym.processes), sym.short_name, basename(sym.module)});
+                           std::to_string(sym.processes), sym.short_name, base_name(sym.module)});
         }
         if (p.unresolved_share > 0)
             table.add_row({fmt::format("{:.2f}%", p.unresolved_share * 100), "", "",
@@ -196,7 +238,7 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
         out += fmt::format("\nSpin locks ('{}'): {}\n", p.spin.pattern, spin_sentence(p));
         for (const auto& sym : p.spin.symbols)
             out += fmt::format("  {:6.2f}%  {}  [{}]\n", sym.share * 100, sym.short_name,
-                               basename(sym.module));
+                               base_name(sym.module));
         for (const auto& i : p.spin.hot_instructions)
             out += fmt::format("    {:5.1f}% of spin samples on {:x} `{}` in {}\n",
                                i.share_of_spin * 100, i.address, i.text, i.symbol);
@@ -277,6 +319,8 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
         for (const auto& i : f.instructions)
             insns.push_back({{"address", fmt::format("{:#x}", i.instruction.address)},
                              {"text", i.instruction.text()},
+                             {"listing", i.instruction.listing_text()},
+                             {"source", i.source},
                              {"share", i.share},
                              {"in_loop", i.in_acquire_loop}});
         annotations.push_back({{"symbol", f.name},
@@ -317,7 +361,8 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
                                  {"entries", f.entries},
                                  {"kernel_entries", f.kernel_entries},
                                  {"refused", f.refused},
-                                 {"total_ns", f.total_ns}});
+                                 {"total_ns", f.total_ns},
+                                 {"sleeps", f.sleeps ? json(*f.sleeps) : json()}});
         }
         json sites = json::array();
         for (const auto& site : sc.sites) {
@@ -334,16 +379,23 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
                              {"total_ns", site.total_ns},
                              {"mean_ns", site.mean_ns},
                              {"max_ns", site.max_ns},
+                             {"sleeps", site.sleeps ? json(*site.sleeps) : json()},
                              {"locks", std::move(locks)},
                              {"distinct_locks", site.distinct_locks},
-                             {"processes", site.processes}});
+                             {"processes", site.processes},
+                             {"stacks", stacks_json(site)}});
         }
         doc["spin_calls"] = {{"functions", std::move(functions)},
                              {"searched", sc.searched},
                              {"entries", sc.entries},
                              {"timed", sc.timed},
                              {"total_ns", sc.total_ns},
+                             {"sleeps", sc.sleeps ? json(*sc.sleeps) : json()},
                              {"sites", std::move(sites)},
+                             {"call_graph", sc.stack_size ? "dwarf" : "fp"},
+                             {"stack_size", sc.stack_size},
+                             {"stacks_seen", sc.stacks_seen},
+                             {"stack_samples", sc.stack_samples},
                              {"notes", sc.notes}};
     }
     return doc;

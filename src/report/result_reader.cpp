@@ -167,6 +167,17 @@ profiling::SamplingInfo sampling_from_json(const Node& j, const std::string& arc
     s.precise_ip = j["precise_ip"].integer();
     s.skid = skid_from_json(j, arch, s.precise_ip);
     s.precise_note = j["precise_note"].string();
+    // Results written before --call-graph existed took frame-pointer stacks.
+    if (j.has("call_graph")) {
+        s.call_graph = j["call_graph"].string();
+        if (s.call_graph != "fp" && s.call_graph != "dwarf")
+            j["call_graph"].fail(fmt::format("'{}' is not fp or dwarf", s.call_graph));
+        s.stack_size = j["stack_size"].count32();
+        s.call_graph_note = j.has("call_graph_note") ? j["call_graph_note"].string() : "";
+        s.unwound = j.count_or("unwound", 0);
+        s.unwound_without_callers = j.count_or("unwound_without_callers", 0);
+        s.unwind_seconds = j.non_negative_or("unwind_s", 0);
+    }
     j["modules"].each([&](const Node& m) {
         profiling::MappedModule module{m["path"].string(),        m["start"].count(),
                                        m["end"].count(),          m["offset"].count(),
@@ -214,6 +225,25 @@ workload::RunSpec spec_from_json(const Node& c) {
     });
     s.work.critical_ns = c["critical_ns"].count();
     s.work.parallel_ns = c["parallel_ns"].count();
+    // --critical-ins / --parallel-ins, added later: absent or null, the work was in ns.
+    const auto instructions = [&](const char* key, std::uint64_t ns, const char* ns_key) {
+        std::optional<std::uint64_t> out;
+        if (!c.has(key) || c[key].is_null()) return out;
+        out = c[key].count();
+        if (ns != 0)
+            c[key].fail(
+                fmt::format("is set, and so is {} ({}): the work is one or the other", ns_key, ns));
+        return out;
+    };
+    s.work.critical_instructions =
+        instructions("critical_instructions", s.work.critical_ns, "critical_ns");
+    s.work.parallel_instructions =
+        instructions("parallel_instructions", s.work.parallel_ns, "parallel_ns");
+    const std::string page = c.has("lock_page") ? c["lock_page"].string() : "normal";
+    if (page == "huge")
+        s.work.lock_page = workload::LockPage::huge;
+    else if (page != "normal")  // older files: the heap, what every run used then
+        c["lock_page"].fail(fmt::format("unknown lock page '{}' (normal or huge)", page));
     s.work.shared_lines = c["shared_lines"].count32();
     const std::string data = c.has("data") ? c["data"].string() : "separate";  // older files
     if (data == "same-line")
@@ -224,6 +254,9 @@ workload::RunSpec spec_from_json(const Node& c) {
     s.trials = c["trials"].count32();
     if (s.trials == 0) c["trials"].fail("is 0, and must be positive");
     s.seed = c["seed"].count();
+    s.work.read_fraction = c.non_negative_or("read_fraction", 0.0);  // older files: none
+    if (s.work.read_fraction > 1)
+        c["read_fraction"].fail(fmt::format("{} is more than 1", s.work.read_fraction));
     s.latency = c["latency"].boolean();
     s.watchdog_ns = c["watchdog_ns"].positive();
     if (!c["duration_ns"].is_null()) s.duration_ns = c["duration_ns"].positive();
@@ -242,6 +275,14 @@ workload::RunSpec spec_from_json(const Node& c) {
             pin["mode"].fail(
                 fmt::format("unknown pin mode '{}' (none, compact, scatter or list)", mode));
         pin["cpus"].each([&](const Node& n) { s.pin.cpus.push_back(n.integer()); });
+        if (pin.has("cpu_order_file")) s.pin.cpu_order_file = pin["cpu_order_file"].string();
+    }
+    if (c.has("sched")) {  // added later: absent is SCHED_OTHER, what every older run used
+        const std::string sched = c["sched"].string();
+        if (sched == "fifo")
+            s.sched = workload::SchedPolicy::fifo;
+        else if (sched != "other")
+            c["sched"].fail(fmt::format("unknown scheduling policy '{}' (other or fifo)", sched));
     }
     s.processes = static_cast<unsigned>(
         std::min<std::uint64_t>(c.count_or("processes", 1), UINT32_MAX));  // added later
@@ -251,6 +292,23 @@ workload::RunSpec spec_from_json(const Node& c) {
     return s;
 }
 
+workload::LatencyHistogram histogram_from_json(const Node& l) {
+    workload::LatencyHistogram h;
+    if (l.has("sub_bucket_bits") &&
+        l["sub_bucket_bits"].count() != workload::LatencyHistogram::kSubBits)
+        l["sub_bucket_bits"].fail(
+            fmt::format("this lockprof reads only {}", workload::LatencyHistogram::kSubBits));
+    l["buckets"].each([&](const Node& b) {
+        const std::uint64_t index = b[std::size_t{0}].count();
+        if (index >= workload::LatencyHistogram::kBuckets)
+            b[std::size_t{0}].fail(fmt::format("bucket {} does not exist (0 to {})", index,
+                                               workload::LatencyHistogram::kBuckets - 1));
+        h.set_bucket(static_cast<unsigned>(index), b[1].count());
+    });
+    h.set_max(l["max"].count());
+    return h;
+}
+
 workload::ThreadResult thread_from_json(const Node& j) {
     workload::ThreadResult t;
     t.index = j["index"].count32();
@@ -258,6 +316,11 @@ workload::ThreadResult thread_from_json(const Node& j) {
     if (t.cpu < -1) j["cpu"].fail(fmt::format("{} is not a CPU (-1: not pinned)", t.cpu));
     t.acquires = j["acquires"].count();
     t.overlaps = j.count_or("overlaps", 0);
+    t.read_acquires = j.count_or("read_acquires", 0);  // older files: all exclusive
+    if (t.read_acquires > t.acquires)
+        j["read_acquires"].fail(
+            fmt::format("{} is more than the thread's {} acquires", t.read_acquires, t.acquires));
+    t.mix_seed = j.count_or("mix_seed", 0);
     if (t.overlaps > t.acquires)
         j["overlaps"].fail(
             fmt::format("{} is more than the thread's {} acquires", t.overlaps, t.acquires));
@@ -275,21 +338,8 @@ workload::ThreadResult thread_from_json(const Node& j) {
     t.end_ns = j["end_ns"].count();
     if (t.end_ns < t.start_ns)
         j["end_ns"].fail(fmt::format("{} is before start_ns {}", t.end_ns, t.start_ns));
-    if (j.has("latency_ticks")) {
-        const Node l = j["latency_ticks"];
-        if (l.has("sub_bucket_bits") &&
-            l["sub_bucket_bits"].count() != workload::LatencyHistogram::kSubBits)
-            l["sub_bucket_bits"].fail(
-                fmt::format("this lockprof reads only {}", workload::LatencyHistogram::kSubBits));
-        l["buckets"].each([&](const Node& b) {
-            const std::uint64_t index = b[std::size_t{0}].count();
-            if (index >= workload::LatencyHistogram::kBuckets)
-                b[std::size_t{0}].fail(fmt::format("bucket {} does not exist (0 to {})", index,
-                                                   workload::LatencyHistogram::kBuckets - 1));
-            t.latency.set_bucket(static_cast<unsigned>(index), b[1].count());
-        });
-        t.latency.set_max(l["max"].count());
-    }
+    if (j.has("latency_ticks")) t.latency = histogram_from_json(j["latency_ticks"]);
+    if (j.has("read_latency_ticks")) t.read_latency = histogram_from_json(j["read_latency_ticks"]);
     if (j.has("counters"))
         j["counters"].each([&](const Node& c) {
             profiling::CounterReading reading{c["event"].string(), c["raw"].count(),
@@ -319,9 +369,25 @@ workload::ThreadResult thread_from_json(const Node& j) {
 }
 
 // One trial: its threads, and the window they define (wall_ns is first start to last end).
-workload::TrialResult trial_from_json(const Node& j, unsigned threads) {
+// With --lock-page huge (`huge`) its page, which only such a trial has.
+workload::TrialResult trial_from_json(const Node& j, unsigned threads, bool huge) {
     workload::TrialResult trial;
     trial.trial = j["trial"].count32();
+    if (huge) {
+        const Node page = j["lock_page"];
+        workload::LockPageUse use;
+        use.page_size = page["page_size"].positive();
+        if (!page["physical_address"].is_null()) {
+            use.physical_address = page["physical_address"].count();
+            if (*use.physical_address == 0)
+                page["physical_address"].fail(
+                    "is 0, which is no huge page's address (null: "
+                    "not recorded)");
+        }
+        trial.lock_page = use;
+    } else if (j.has("lock_page")) {
+        j["lock_page"].fail("is set, but config.lock_page is not huge");
+    }
     trial.process = static_cast<unsigned>(j.count_or("process", 0));  // older files: 0
     trial.wall_ns = j["wall_ns"].positive();
     trial.ticks = j["ticks"].count();
@@ -390,7 +456,8 @@ workload::CellResult cell_from_json(const Node& j, const workload::RunSpec& spec
         adaptive ? trials.size() : static_cast<std::size_t>(spec.trials) * spec.processes;
     std::set<unsigned> seen;
     trials.each([&](const Node& jt) {
-        auto trial = trial_from_json(jt, cell.threads);
+        auto trial =
+            trial_from_json(jt, cell.threads, spec.work.lock_page == workload::LockPage::huge);
         if (trial.trial >= expected || !seen.insert(trial.trial).second)
             jt["trial"].fail(fmt::format("{} is {} (trials are 0 to {}, each once)", trial.trial,
                                          trial.trial >= expected ? "out of range" : "repeated",
@@ -462,9 +529,9 @@ std::string not_a_result(const json& doc) {
         return "not a lockprof result (no \"schema\": \"lockprof.result\")";
     const auto name = schema->get<std::string>();
     if (name == kRecordSchemaName)
-        return "a `lockprof record` recording (schema lockprof-record), not a run result: report, "
-               "compare and annotate read `lockprof run -o FILE` results; a recording's report is "
-               "what record prints, and its --flamegraph, --pprof and --annotate-top outputs";
+        return "a `lockprof record` recording (schema lockprof-record), not a run result: "
+               "compare and annotate read `lockprof run -o FILE` results; `lockprof report FILE "
+               "-o REPORT.html` renders a recording";
     if (name == "lockprof.compare")
         return "a `lockprof compare` output (schema lockprof.compare), not a run result: give "
                "the run results it compared";

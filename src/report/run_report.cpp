@@ -7,6 +7,7 @@
 
 #include "lockprof/common/parse.hpp"
 #include "lockprof/report/text_table.hpp"
+#include "lockprof/workload/lock_page.hpp"
 #include "lockprof/workload/provenance.hpp"
 
 namespace lockprof::report {
@@ -77,7 +78,7 @@ const analysis::DerivedMetric* find_derived(const analysis::CellSummary& s,
 }
 
 // " (measured 98.7 ns)", or a range over the cells: what the workers' calibrated work took,
-// next to the nanoseconds asked for. "" when none was asked for or nothing ran.
+// next to the nanoseconds or instructions asked for. "" when none was asked for or nothing ran.
 std::string measured_work(std::uint64_t requested,
                           const std::vector<analysis::CellSummary>& summaries,
                           analysis::Spread analysis::CellSummary::*figure) {
@@ -91,6 +92,27 @@ std::string measured_work(std::uint64_t requested,
     if (high == 0) return "";
     const std::string from = fmt::format("{:.1f}", low), to = fmt::format("{:.1f}", high);
     return fmt::format(" (measured {} ns)", from == to ? from : from + "-" + to);
+}
+
+// "200 ns (measured 201.3 ns)", or with --critical-ins "1000 instructions (measured 310.2 ns)":
+// one section's work as asked for, and what it took.
+std::string work_label(std::uint64_t ns, const std::optional<std::uint64_t>& instructions,
+                       const std::vector<analysis::CellSummary>& summaries,
+                       analysis::Spread analysis::CellSummary::*figure) {
+    if (instructions)
+        return fmt::format("{} instructions{}", *instructions,
+                           measured_work(*instructions, summaries, figure));
+    return fmt::format("{} ns{}", ns, measured_work(ns, summaries, figure));
+}
+
+// "compact", "list", "list from order.txt (--cpu-order)", with ", sched fifo" under SCHED_FIFO.
+std::string pin_label(const workload::RunSpec& s) {
+    std::string label = workload::pin_mode_name(s.pin.mode);
+    if (!s.pin.cpu_order_file.empty())
+        label += fmt::format(" {} from {} (--cpu-order)", fmt::join(s.pin.cpus, ","),
+                             s.pin.cpu_order_file);
+    if (s.sched == workload::SchedPolicy::fifo) label += ", sched fifo";
+    return label;
 }
 
 }  // namespace
@@ -113,13 +135,17 @@ std::string describe_workload(const workload::RunResult& run,
                       : fmt::format("{} trial{}", s.trials, s.trials == 1 ? "" : "s");
     if (s.processes > 1) trials += fmt::format(" in each of {} processes", s.processes);
     return fmt::format(
-        "{}, {}, critical {} ns{} on {} shared line{}{}, parallel {} ns{}, pin "
-        "{}{}",
-        stop, trials, s.work.critical_ns,
-        measured_work(s.work.critical_ns, summaries, &analysis::CellSummary::critical_work_ns),
-        s.work.shared_lines, s.work.shared_lines == 1 ? "" : "s", placement, s.work.parallel_ns,
-        measured_work(s.work.parallel_ns, summaries, &analysis::CellSummary::parallel_work_ns),
-        workload::pin_mode_name(s.pin.mode),
+        "{}, {}, critical {} on {} shared line{}{}, parallel {}{}, lock page {}, pin {}{}", stop,
+        trials,
+        work_label(s.work.critical_ns, s.work.critical_instructions, summaries,
+                   &analysis::CellSummary::critical_work_ns),
+        s.work.shared_lines, s.work.shared_lines == 1 ? "" : "s", placement,
+        work_label(s.work.parallel_ns, s.work.parallel_instructions, summaries,
+                   &analysis::CellSummary::parallel_work_ns),
+        s.work.read_fraction > 0
+            ? fmt::format(", read fraction {:g} (seed {})", s.work.read_fraction, s.seed)
+            : "",
+        workload::lock_placement_label(workload::lock_placement(run)), pin_label(s),
         s.warmup_ns ? fmt::format(", warm-up {}", format_duration(static_cast<double>(s.warmup_ns)))
                     : "");
 }
@@ -265,6 +291,35 @@ std::vector<std::string> table_row(const analysis::CellSummary& s, const TableLa
     return row;
 }
 
+// --read-fraction > 0: each cell's acquires split into shared (reads) and exclusive (writes),
+// with each kind's latency when --latency measured it.
+std::string read_write_split(const std::vector<analysis::CellSummary>& summaries, bool latency) {
+    std::vector<std::string> header = {"threads", "lock", "reads/s", "writes/s", "read share"};
+    using A = TextTable::Align;
+    std::vector<A> align = {A::right, A::left, A::right, A::right, A::right};
+    if (latency)
+        for (const char* h : {"read p50", "read p99", "write p50", "write p99"})
+            header.push_back(h), align.push_back(A::right);
+    TextTable table;
+    table.set_header(header, align);
+    for (const auto& s : summaries) {
+        if (s.trials == 0 || !s.read_acquires) continue;
+        const double all = std::max(s.acquires.median, 1.0);
+        std::vector<std::string> row = {
+            std::to_string(s.cell->threads), s.cell->lock, si(s.read_acquires_per_second->median),
+            si(s.write_acquires_per_second->median),
+            fmt::format("{:.1f}%", 100 * s.read_acquires->median / all)};
+        if (latency)
+            for (const auto* l : {&s.read_latency, &s.write_latency}) {
+                row.push_back(*l ? format_duration((*l)->p50_ns) : "-");
+                row.push_back(*l ? format_duration((*l)->p99_ns) : "-");
+            }
+        table.add_row(row);
+    }
+    return "\nreads and writes (acquires taken shared and exclusive; medians over trials)\n" +
+           table.render("  ");
+}
+
 }  // namespace
 
 std::string render_table(const workload::RunResult& run,
@@ -286,6 +341,7 @@ std::string render_table(const workload::RunResult& run,
         out += fmt::format("\n{} thread{}\n", threads, threads == 1 ? "" : "s");
         out += tables[threads].render("  ");
     }
+    if (run.spec.work.read_fraction > 0) out += read_write_split(summaries, any_latency);
     out += fmt::format("\nacquires/s: median over trials ({}); ns/acq: wall time / ",
                        analysis::kSpreadDefinition);
     out +=

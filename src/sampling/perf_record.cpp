@@ -91,6 +91,43 @@ SampleFields decode_sample(const RecordLayout& layout, const unsigned char* body
         s.chain = c.here();
         s.chain_size = nr < fits ? nr : fits;
         if (nr > fits) c.truncated();
+        c.skip(s.chain_size * 8);
+    }
+    if (t & PERF_SAMPLE_RAW) {
+        // {u32 size; char data[size]}, padded so the record stays 8-byte aligned.
+        std::uint32_t raw_size = 0;
+        if (c.left() >= 4) std::memcpy(&raw_size, c.here(), 4);
+        c.skip(4);
+        c.skip(raw_size);
+    }
+    if (t & PERF_SAMPLE_BRANCH_STACK) {
+        s.complete = c.complete();
+        return s;
+    }
+    if (t & PERF_SAMPLE_REGS_USER) {
+        s.regs_abi = c.u64();
+        if (s.regs_abi != 0) {
+            const auto count = static_cast<std::uint64_t>(std::popcount(layout.sample_regs_user));
+            if (count > c.left() / 8) {
+                c.truncated();
+            } else {
+                s.regs = c.here();
+                s.regs_count = count;
+                c.skip(count * 8);
+            }
+        }
+    }
+    if (t & PERF_SAMPLE_STACK_USER) {
+        const std::uint64_t size = c.u64();
+        if (size > c.left()) {
+            c.truncated();
+        } else if (size != 0) {
+            s.stack = c.here();
+            c.skip(size);
+            const std::uint64_t dyn = c.u64();
+            s.stack_size = size;
+            s.stack_dyn_size = dyn < size ? dyn : size;
+        }
     }
     s.complete = c.complete();
     return s;

@@ -27,12 +27,17 @@
 
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/sampling/sampler.hpp"
+#include "lockprof/symbols/resolver.hpp"
+#include "lockprof/symbols/unwinder.hpp"
 #include "sampling/ring_buffer.hpp"
 
 namespace lockprof::sampling {
 namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
+// Stack copies a thread may hold before they are unwound (--call-graph dwarf): 64 MiB is ~8000
+// samples of 8 KiB, 8 s at the default rate.
+constexpr std::size_t kHeldStackBytes = std::size_t{64} << 20;
 
 class PerfSampler;
 
@@ -46,13 +51,7 @@ class PerfThread : public profiling::ThreadInstrument {
         ioctl(ring_->fd, PERF_EVENT_IOC_DISABLE, 0);
         ring_->drain();
     }
-    void collect(profiling::ThreadMeasurements& result) override {
-        std::lock_guard guard(ring_->mutex);
-        result.sampled = true;
-        result.samples = std::move(ring_->samples);
-        result.samples_lost = ring_->lost;
-        ring_->samples.clear();
-    }
+    void collect(profiling::ThreadMeasurements& result) override;
 
   private:
     PerfSampler& owner_;
@@ -63,6 +62,10 @@ class PerfSampler : public Sampler {
   public:
     PerfSampler(const perf_event_attr& attr, profiling::SamplingInfo info)
         : attr_(attr), info_(std::move(info)) {
+        // --call-graph dwarf: lockprof's own mappings, read before anything is unwound. libdwfl
+        // maps the files it reads into this process, and a later /proc/self/maps would list
+        // those copies as mappings of the libraries, at addresses where they do not run.
+        if (attr_.sample_type & PERF_SAMPLE_STACK_USER) info_.modules = symbols::process_modules();
         drainer_ = std::thread([this] { drain_loop(); });
     }
     ~PerfSampler() override {
@@ -74,6 +77,7 @@ class PerfSampler : public Sampler {
         drainer_.join();
     }
 
+    // Read before the run and after it, never while workers unwind.
     const profiling::SamplingInfo& info() const override { return info_; }
     std::vector<std::string> notes() const override {
         std::lock_guard guard(registry_mutex_);
@@ -89,7 +93,8 @@ class PerfSampler : public Sampler {
             return nullptr;
         }
         std::string problem;
-        auto ring = map_ring_buffer(fd, problem);
+        auto ring = map_ring_buffer(fd, problem, ring_data_pages(attr_));
+        if (ring) ring->layout = layout_of(attr_);
         if (!ring) {
             add_note("sampling: a worker thread could not be sampled: " + problem);
             return nullptr;
@@ -106,6 +111,20 @@ class PerfSampler : public Sampler {
     void detach(const std::shared_ptr<RingBuffer>& ring) {
         std::lock_guard guard(registry_mutex_);
         rings_.erase(ring);
+    }
+
+    // Unwinds the stack copies `ring` holds (its mutex held) into their call chains, against
+    // lockprof's own mappings as read before the run: they do not change while workers run.
+    void unwind(RingBuffer& ring) {
+        if (ring.stack_bytes == 0) return;
+        std::lock_guard guard(unwind_mutex_);
+        for (auto& sample : ring.samples) unwinder_.unwind(sample, info_.modules);
+        ring.stack_bytes = 0;
+        const auto& stats = unwinder_.stats();
+        std::lock_guard info_guard(registry_mutex_);
+        info_.unwound = stats.stacks;
+        info_.unwound_without_callers = stats.without_callers;
+        info_.unwind_seconds = stats.seconds;
     }
 
   private:
@@ -130,14 +149,30 @@ class PerfSampler : public Sampler {
                 fds.push_back({ring->fd, POLLIN, 0});
             }
             poll(fds.data(), fds.size(), static_cast<int>(kPollInterval.count()));
-            for (const auto& ring : snapshot) ring->drain();
+            for (const auto& ring : snapshot) {
+                ring->drain();
+                // A long trial's stack copies would grow without bound: past the budget, they
+                // are unwound now, while the thread may still be measured (said in a note).
+                std::lock_guard ring_guard(ring->mutex);
+                if (ring->stack_bytes > kHeldStackBytes) {
+                    unwind(*ring);
+                    add_note(fmt::format(
+                        "sampling: a thread's stack copies passed {} MiB during its measurement "
+                        "and were unwound then, on lockprof's drainer thread, beside the "
+                        "workers; lower --sample-freq or --call-graph dwarf,SIZE to unwind only "
+                        "after it",
+                        kHeldStackBytes >> 20));
+                }
+            }
             snapshot.clear();
             lock.lock();
         }
     }
 
     perf_event_attr attr_;
-    profiling::SamplingInfo info_;
+    profiling::SamplingInfo info_;  // registry_mutex_: unwinding updates its figures
+    std::mutex unwind_mutex_;       // the unwinder
+    symbols::UnwinderCache unwinder_;
     mutable std::mutex registry_mutex_;
     std::condition_variable registry_changed_;
     std::set<std::shared_ptr<RingBuffer>> rings_;
@@ -145,6 +180,17 @@ class PerfSampler : public Sampler {
     bool shutting_down_ = false;
     std::thread drainer_;
 };
+
+void PerfThread::collect(profiling::ThreadMeasurements& result) {
+    std::lock_guard guard(ring_->mutex);
+    // --call-graph dwarf: the thread's measurement is over, its stacks are unwound now (the
+    // other workers of a timed trial stop at the same time).
+    owner_.unwind(*ring_);
+    result.sampled = true;
+    result.samples = std::move(ring_->samples);
+    result.samples_lost = ring_->lost;
+    ring_->samples.clear();
+}
 
 PerfThread::~PerfThread() {
     owner_.detach(ring_);

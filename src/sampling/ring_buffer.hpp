@@ -32,9 +32,16 @@ inline std::size_t page_size() {
     return static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 }
 
-// The sample layout of every lockprof sampler: IP | TID | TIME | PERIOD | CALLCHAIN.
+// The sample layout of every lockprof sampler: IP | TID | TIME | PERIOD | CALLCHAIN (and with
+// --call-graph dwarf REGS_USER | STACK_USER after them).
 inline constexpr std::uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                              PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+
+// The record layout of a sampling event's buffer: lockprof's kSampleType, with sample_id_all
+// (record's side-band records), and with --call-graph dwarf the user registers and stack.
+inline RecordLayout layout_of(const perf_event_attr& attr) {
+    return {attr.sample_type, attr.read_format, attr.sample_id_all != 0, attr.sample_regs_user};
+}
 
 // One event's buffer. Whoever drains it (a worker at stop, a drainer thread) holds `mutex`.
 struct RingBuffer {
@@ -47,6 +54,11 @@ struct RingBuffer {
     std::vector<TaskEvent> events;  // with attr.mmap/comm/task and sample_id_all
     std::uint64_t lost = 0;
     std::uint64_t throttled = 0;
+    // How its records are laid out (layout_of(attr)); kSampleType with sample_id_all unless
+    // set when the buffer is mapped.
+    RecordLayout layout{kSampleType, 0, true, 0};
+    // Bytes of user stack copies held in `samples`, not yet unwound (--call-graph dwarf).
+    std::size_t stack_bytes = 0;
 
     ~RingBuffer() { close(); }
 
@@ -89,7 +101,7 @@ struct RingBuffer {
 
     // One record (`body`: the `size` bytes after its header) into samples, events, lost or
     // throttled; record types it does not know are skipped. Public so tests can feed it records.
-    // The layout is perf_record.hpp's, for kSampleType with sample_id_all.
+    // The layout is perf_record.hpp's, for `layout`.
     void parse(const perf_event_header& header, const unsigned char* body, std::size_t size) {
         if (header.type == PERF_RECORD_LOST) {
             // {id, lost}
@@ -101,18 +113,17 @@ struct RingBuffer {
         } else if (header.type == PERF_RECORD_THROTTLE) {
             ++throttled;
         } else if (header.type == PERF_RECORD_SAMPLE) {
-            samples.push_back(parse_sample(decode_sample(kLayout, body, size)));
+            samples.push_back(parse_sample(decode_sample(layout, body, size)));
+            stack_bytes += samples.back().user_stack.size();
         } else if (header.type == PERF_RECORD_MMAP || header.type == PERF_RECORD_COMM ||
                    header.type == PERF_RECORD_FORK) {
             SideBand record;
-            if (decode_side_band(header.type, header.misc, kLayout, body, size, record))
+            if (decode_side_band(header.type, header.misc, layout, body, size, record))
                 events.push_back(task_event(record));
         }
     }
 
   private:
-    static constexpr RecordLayout kLayout{kSampleType, 0, true};
-
     static TaskEvent task_event(const SideBand& r) {
         TaskEvent e;
         e.kind = r.kind == SideBand::Kind::mmap   ? TaskEvent::Kind::mmap
@@ -151,6 +162,14 @@ struct RingBuffer {
             }
             skipped_ip = true;
             s.callchain.push_back(address);
+        }
+        // --call-graph dwarf: what the unwinder needs, kept until it runs. Only whole 64-bit
+        // register sets (PERF_SAMPLE_REGS_ABI_64): a kernel thread has none, a 32-bit task
+        // other registers.
+        if (f.regs && f.regs_abi == PERF_SAMPLE_REGS_ABI_64) {
+            s.user_regs.resize(f.regs_count);
+            for (std::uint64_t i = 0; i < f.regs_count; ++i) s.user_regs[i] = f.regs_at(i);
+            if (f.stack) s.user_stack.assign(f.stack, f.stack + f.stack_dyn_size);
         }
         return s;
     }

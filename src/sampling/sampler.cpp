@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lockprof/arch/cpu.hpp"
+#include "lockprof/arch/unwind_registers.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/sampling/event.hpp"
@@ -40,6 +41,16 @@ perf_event_attr sampling_attr(const SampleEvent& event, const SamplerRequest& re
     attr.clockid = CLOCK_MONOTONIC;
     attr.watermark = 1;
     attr.wakeup_watermark = 16 * 1024;
+    if (request.dwarf_stack) {
+        // The kernel copies the user registers and stack; lockprof unwinds them. Its own
+        // frame-pointer walk of user space would only repeat (or contradict) that.
+        attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+        attr.sample_regs_user = arch::unwind_registers().sample_regs_user;
+        attr.sample_stack_user = request.dwarf_stack;
+        attr.exclude_callchain_user = 1;
+        // Woken at a quarter of the (bigger) buffer, as 16 KiB is of the default one.
+        attr.wakeup_watermark = static_cast<std::uint32_t>(ring_data_pages(attr) * page_size() / 4);
+    }
     if (request.period) {
         attr.sample_period = *request.period;
     } else {
@@ -86,6 +97,27 @@ void check_rate(const SamplerRequest& request) {
 }
 
 }  // namespace
+
+std::size_t ring_data_pages(const perf_event_attr& attr) {
+    if (!(attr.sample_type & PERF_SAMPLE_STACK_USER)) return kRingDataPages;
+    const std::size_t wanted = 128 * (std::size_t{attr.sample_stack_user} + 512);
+    std::size_t pages = kRingDataPages;
+    while (pages * page_size() < wanted && pages < 256) pages *= 2;
+    return pages;
+}
+
+std::string call_graph_summary(const profiling::SamplingInfo& info) {
+    if (info.call_graph != "dwarf") return "frame pointers (the kernel's walk; --call-graph fp)";
+    std::string out = fmt::format(
+        "unwound from {}-byte stack copies (--call-graph dwarf): {} samples in {:.2f} s",
+        info.stack_size, info.unwound, info.unwind_seconds);
+    if (info.unwound_without_callers)
+        out += fmt::format(
+            ", {} without a caller (no call frame information where they stopped, or a stack "
+            "copy too short)",
+            info.unwound_without_callers);
+    return out;
+}
 
 SkidMeaning skid_meaning(pmu::Isa isa, bool hardware, int granted, std::string_view event,
                          bool spe) {
@@ -149,6 +181,10 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
         info.precise_ip = 0;
         info.skid = profiling::Skid::arbitrary;
         info.precise_note = fmt::format("timer-signal samples: {}", kSkidNote);
+        if (request.dwarf_stack)
+            info.call_graph_note =
+                "--call-graph dwarf: the timer sampler cannot copy stacks (its signal handler "
+                "walks frame pointers); frame-pointer call chains instead";
         // The timer counts CPU time in ns, whatever the event would have counted.
         const std::uint64_t period_ns =
             request.period ? *request.period : 1'000'000'000ull / info.frequency;
@@ -160,7 +196,14 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
         return make_timer_sampler(period_ns, request.window_ns, info);
     };
 
-    if (request.kind == SamplerKind::timer) return timer("--sampler=timer was given");
+    if (request.kind == SamplerKind::timer) {
+        if (request.dwarf_stack)
+            throw UsageError(
+                "--call-graph dwarf needs the perf sampler: the timer sampler's signal handler "
+                "walks frame pointers and cannot copy stacks; use --sampler perf (or auto), or "
+                "--call-graph fp");
+        return timer("--sampler=timer was given");
+    }
 
     auto choice = choose_perf_event(request);
     if (!choice.error.empty()) {
@@ -208,6 +251,10 @@ PerfChoice choose_perf_event(const SamplerRequest& request) {
     }
     info.sampler = "perf";
     info.event = event.name;
+    if (request.dwarf_stack) {
+        info.call_graph = "dwarf";
+        info.stack_size = request.dwarf_stack;
+    }
     info.kernel = request.include_kernel;
     info.precise_ip = p.precise_ip;
     auto meaning = skid_meaning(pmu::host_isa(), event.hardware, p.precise_ip, event.name,

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "lockprof/pmu/events.hpp"
+#include "lockprof/sampling/sampler.hpp"
 #include "sampling/ring_buffer.hpp"
 
 namespace lockprof::sampling {
@@ -18,9 +19,10 @@ int TaskSampler::add(perf_event_attr attr, pid_t pid, int cpu) {
     const int fd = pmu::open_event(attr, -1, pid, cpu);
     if (fd < 0) return -fd;
     std::string problem;
-    auto ring = map_ring_buffer(fd, problem);
+    auto ring = map_ring_buffer(fd, problem, ring_data_pages(attr));
     if (!problem.empty()) notes_.insert("sampling: " + problem);
     if (!ring) return ENOMEM;
+    ring->layout = layout_of(attr);
     rings_.push_back(std::move(ring));
     return 0;
 }
@@ -64,6 +66,7 @@ std::vector<profiling::RawSample> TaskSampler::drain() {
         std::lock_guard guard(ring->mutex);
         for (auto& s : ring->samples) out.push_back(std::move(s));
         ring->samples.clear();
+        ring->stack_bytes = 0;
         for (auto& e : ring->events) events_.push_back(std::move(e));
         ring->events.clear();
     }

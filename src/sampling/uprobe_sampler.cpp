@@ -3,10 +3,14 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+
+#include <fmt/format.h>
 #include <utility>
 
 #include "lockprof/arch/call_abi.hpp"
+#include "lockprof/arch/unwind_registers.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "sampling/ring_buffer.hpp"
 
@@ -20,7 +24,20 @@ constexpr std::uint32_t kStackBytes = 16;
 
 constexpr std::uint64_t kEntryType =
     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
-constexpr std::uint64_t kReturnType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+// At a return, the return value register alone (s_lock returns how many times it slept).
+constexpr std::uint64_t kReturnType =
+    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
+// An entry with its stack.
+constexpr std::uint64_t kStackType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                     PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+
+// The stack events' buffer: about 32 records, at most 128 pages (512 KiB).
+std::size_t stack_ring_pages(std::uint32_t stack_size) {
+    const std::size_t wanted = 32 * (std::size_t{stack_size} + 512);
+    std::size_t pages = 8;
+    while (pages * page_size() < wanted && pages < 128) pages *= 2;
+    return pages;
+}
 
 struct Reader {
     const unsigned char* p;
@@ -46,27 +63,41 @@ bool probe_refused(int error) {
     return error == 524 || error == EINVAL || error == EOPNOTSUPP;
 }
 
+// A command's events are inherited by what it starts and begin counting at its exec; a
+// running thread's start at once.
+void set_inheritance(perf_event_attr& attr, bool inherited) {
+    if (inherited) {
+        attr.inherit = 1;
+        attr.enable_on_exec = 1;
+    } else {
+        attr.disabled = 0;
+    }
+}
+
 }  // namespace
 
-UprobeSampler::UprobeSampler(const pmu::UprobePmu& pmu, std::vector<UprobeTarget> targets)
-    : pmu_(pmu), targets_(std::move(targets)) {}
+UprobeSampler::UprobeSampler(const pmu::UprobePmu& pmu, std::vector<UprobeTarget> targets,
+                             std::uint32_t stack_size)
+    : pmu_(pmu), targets_(std::move(targets)), stack_size_(stack_size) {}
 
 UprobeSampler::~UprobeSampler() {
     for (int fd : extra_fds_) ::close(fd);
 }
 
-int UprobeSampler::open_all(pid_t pid, int cpu, bool inherited, std::size_t& failed) {
+int UprobeSampler::open_all(pid_t pid, int cpu, bool inherited, std::size_t& failed,
+                            std::size_t from) {
     const auto& abi = arch::call_abi();
     std::vector<Event> added;
     auto close_added = [&](std::size_t from) {
         for (std::size_t i = from; i < added.size(); ++i) ::close(added[i].fd);
     };
-    for (std::size_t i = 0; i < targets_.size(); ++i) {
+    for (std::size_t i = from; i < targets_.size(); ++i) {
         if (unusable_.count(i)) continue;
         for (bool ret : {false, true}) {
             perf_event_attr attr =
                 pmu::uprobe_attr(pmu_, targets_[i].path, targets_[i].file_offset, ret);
             attr.sample_type = ret ? kReturnType : kEntryType;
+            if (ret) attr.sample_regs_user = abi.return_regs_user;
             if (!ret) {
                 attr.sample_regs_user = abi.sample_regs_user;
                 if (abi.return_address_on_stack) {
@@ -74,12 +105,7 @@ int UprobeSampler::open_all(pid_t pid, int cpu, bool inherited, std::size_t& fai
                     attr.sample_stack_user = kStackBytes;
                 }
             }
-            if (inherited) {
-                attr.inherit = 1;
-                attr.enable_on_exec = 1;
-            } else {
-                attr.disabled = 0;
-            }
+            set_inheritance(attr, inherited);
             const int fd = pmu::open_event(attr, -1, pid, cpu);
             if (fd < 0 && probe_refused(-fd)) {
                 // This function cannot be probed in any task: drop it, keep the others.
@@ -123,7 +149,56 @@ int UprobeSampler::open_all(pid_t pid, int cpu, bool inherited, std::size_t& fai
         events_.push_back(added[i]);
         if (i > 0) extra_fds_.push_back(added[i].fd);
     }
+    if (stack_size_) open_stacks(pid, cpu, inherited, from);
     return 0;
+}
+
+// The stack events of one thread (CPU), in a buffer of their own. They are an extra: when
+// they cannot be opened or mapped, the entries and returns are kept and a note says why.
+void UprobeSampler::open_stacks(pid_t pid, int cpu, bool inherited, std::size_t from) {
+    std::vector<Event> added;
+    for (std::size_t i = from; i < targets_.size(); ++i) {
+        if (unusable_.count(i)) continue;
+        perf_event_attr attr =
+            pmu::uprobe_attr(pmu_, targets_[i].path, targets_[i].file_offset, false);
+        attr.sample_type = kStackType;
+        attr.sample_period = 1;  // every entry, as far as the buffer has room
+        attr.sample_regs_user = arch::unwind_registers().sample_regs_user;
+        attr.sample_stack_user = stack_size_;
+        set_inheritance(attr, inherited);
+        const int fd = pmu::open_event(attr, -1, pid, cpu);
+        if (fd < 0) {
+            notes_.insert(fmt::format(
+                "spin: no call stacks for {} in {}: {}", targets_[i].function, targets_[i].path,
+                pmu::explain_uprobe_error(-fd, targets_[i].function, targets_[i].path)));
+            continue;
+        }
+        added.push_back({fd, i, false, true});
+    }
+    if (added.empty()) return;
+    std::string problem;
+    auto ring = map_ring_buffer(added.front().fd, problem, stack_ring_pages(stack_size_));
+    if (!problem.empty()) notes_.insert("spin: call stacks: " + problem);
+    if (!ring) {
+        for (std::size_t i = 1; i < added.size(); ++i) ::close(added[i].fd);
+        return;
+    }
+    std::size_t kept = 1;
+    for (std::size_t i = 1; i < added.size(); ++i) {
+        if (ioctl(added[i].fd, PERF_EVENT_IOC_SET_OUTPUT, added.front().fd) == 0) {
+            added[kept++] = added[i];
+        } else {
+            ::close(added[i].fd);
+        }
+    }
+    added.resize(kept);
+    stack_rings_.push_back(std::move(ring));
+    for (std::size_t i = 0; i < added.size(); ++i) {
+        std::uint64_t id = 0;
+        if (ioctl(added[i].fd, PERF_EVENT_IOC_ID, &id) == 0) ids_[id] = events_.size();
+        events_.push_back(added[i]);
+        if (i > 0) extra_fds_.push_back(added[i].fd);
+    }
 }
 
 void UprobeSampler::refuse(std::size_t target, int error) {
@@ -133,8 +208,8 @@ void UprobeSampler::refuse(std::size_t target, int error) {
     notes_.insert(refusals_[target]);
 }
 
-void UprobeSampler::check_targets() {
-    for (std::size_t i = 0; i < targets_.size(); ++i) {
+void UprobeSampler::check_targets(std::size_t from) {
+    for (std::size_t i = from; i < targets_.size(); ++i) {
         perf_event_attr attr =
             pmu::uprobe_attr(pmu_, targets_[i].path, targets_[i].file_offset, false);
         attr.disabled = 0;
@@ -151,8 +226,15 @@ std::string UprobeSampler::refusal(std::size_t target) const {
     return it == refusals_.end() ? "" : it->second;
 }
 
-int UprobeSampler::attach_task(pid_t tid, std::size_t& failed) {
-    return open_all(tid, -1, false, failed);
+int UprobeSampler::attach_task(pid_t tid, std::size_t& failed, std::size_t from) {
+    return open_all(tid, -1, false, failed, from);
+}
+
+std::size_t UprobeSampler::add_targets(std::vector<UprobeTarget> targets) {
+    const std::size_t first = targets_.size();
+    for (auto& t : targets) targets_.push_back(std::move(t));
+    check_targets(first);
+    return first;
 }
 
 int UprobeSampler::attach_inherited(pid_t pid, const std::vector<int>& cpus, std::size_t& failed) {
@@ -163,8 +245,11 @@ int UprobeSampler::attach_inherited(pid_t pid, const std::vector<int>& cpus, std
 
 std::vector<UprobeHit> UprobeSampler::drain() {
     const auto& abi = arch::call_abi();
+    const auto& unwind = arch::unwind_registers();
     std::vector<UprobeHit> out;
-    for (auto& ring : rings_) {
+    std::vector<std::shared_ptr<RingBuffer>> all = rings_;
+    all.insert(all.end(), stack_rings_.begin(), stack_rings_.end());
+    for (auto& ring : all) {
         ring->for_each_record(
             [&](const perf_event_header& header, const unsigned char* body, std::size_t size) {
                 if (header.type == PERF_RECORD_LOST) {
@@ -188,7 +273,24 @@ std::vector<UprobeHit> UprobeSampler::drain() {
                 hit.pid = static_cast<std::uint32_t>(pid_tid & 0xffffffffu);
                 hit.tid = static_cast<std::uint32_t>(pid_tid >> 32);
                 hit.time_ns = time;
-                if (!event.is_return) {
+                if (event.is_stack) {
+                    // The unwinder's registers, then the stack copy: a record that does not
+                    // hold them whole is dropped (its entry is recorded apart anyway).
+                    std::uint64_t regs_abi = 0;
+                    if (!r.u64(regs_abi) || regs_abi != PERF_SAMPLE_REGS_ABI_64) return;
+                    hit.user_regs.resize(unwind.sampled);
+                    for (auto& reg : hit.user_regs)
+                        if (!r.u64(reg)) return;
+                    std::uint64_t stack_size = 0;
+                    if (!r.u64(stack_size) || stack_size == 0 || r.left < stack_size + 8) return;
+                    std::uint64_t dyn = 0;
+                    std::memcpy(&dyn, r.p + stack_size, 8);
+                    hit.user_stack.assign(r.p, r.p + std::min(stack_size, dyn));
+                    hit.is_stack = true;
+                    hit.regs = arch::select_registers(unwind.sample_regs_user, hit.user_regs,
+                                                      abi.sample_regs_user);
+                    hit.return_address = arch::return_address(abi, hit.regs, hit.user_stack);
+                } else if (!event.is_return) {
                     std::uint64_t regs_abi = 0;
                     if (!r.u64(regs_abi)) return;
                     if (regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
@@ -207,6 +309,11 @@ std::vector<UprobeHit> UprobeSampler::drain() {
                         }
                     }
                     hit.return_address = arch::return_address(abi, hit.regs, stack);
+                } else {
+                    std::uint64_t regs_abi = 0, value = 0;
+                    if (r.u64(regs_abi) && regs_abi != PERF_SAMPLE_REGS_ABI_NONE && r.u64(value))
+                        hit.return_value =
+                            arch::return_value(abi, std::span<const std::uint64_t>(&value, 1));
                 }
                 out.push_back(std::move(hit));
             });
@@ -221,6 +328,7 @@ void UprobeSampler::stop() {
 std::vector<UprobeSampler::Counts> UprobeSampler::counts() const {
     std::vector<Counts> out(targets_.size());
     for (const auto& e : events_) {
+        if (e.is_stack) continue;  // the same entries again
         std::uint64_t value = 0;
         if (::read(e.fd, &value, sizeof value) != static_cast<ssize_t>(sizeof value)) continue;
         (e.is_return ? out[e.probe].returns : out[e.probe].entries) += value;
@@ -231,6 +339,15 @@ std::vector<UprobeSampler::Counts> UprobeSampler::counts() const {
 std::uint64_t UprobeSampler::lost() const {
     std::uint64_t total = 0;
     for (const auto& ring : rings_) {
+        std::lock_guard guard(ring->mutex);
+        total += ring->lost;
+    }
+    return total;
+}
+
+std::uint64_t UprobeSampler::stacks_lost() const {
+    std::uint64_t total = 0;
+    for (const auto& ring : stack_rings_) {
         std::lock_guard guard(ring->mutex);
         total += ring->lost;
     }

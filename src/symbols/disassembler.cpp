@@ -115,6 +115,9 @@ std::string Instruction::listing_text() const {
 
 bool Instruction::is_atomic() const {
     if (mnemonic == "bl") return is_outline_atomic_helper(reference);
+    // x86 xchg is a locked read-modify-write only on memory: between registers it is a swap,
+    // and `xchg %ax,%ax` is the two-byte nop compilers pad with.
+    if (mnemonic == "xchg" && operands.find('(') == std::string::npos) return false;
     return symbols::is_atomic(classify_mnemonic(mnemonic));
 }
 

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "lockprof/common/error.hpp"
+#include "symbols/dwfl_mappings.hpp"
 #include "symbols/perf_rules.hpp"
 
 namespace lockprof::symbols {
@@ -395,14 +396,8 @@ std::vector<profiling::MappedModule> parse_maps(std::string_view maps) {
     return modules;
 }
 
-std::vector<profiling::MappedModule> process_modules(pid_t pid) {
-    const std::string path =
-        pid == 0 ? std::string("/proc/self/maps") : fmt::format("/proc/{}/maps", pid);
-    std::ifstream in(path);
-    if (!in) throw Error(fmt::format("cannot read {}: no such process or not permitted", path));
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::vector<profiling::MappedModule> modules = parse_maps(text.str());
+std::vector<profiling::MappedModule> modules_of_maps(std::string_view maps) {
+    std::vector<profiling::MappedModule> modules = parse_maps(maps);
     std::map<std::string, std::string> build_ids;
     for (auto& m : modules) {
         auto [it, inserted] = build_ids.try_emplace(m.path);
@@ -410,6 +405,16 @@ std::vector<profiling::MappedModule> process_modules(pid_t pid) {
         m.build_id = it->second;
     }
     return modules;
+}
+
+std::vector<profiling::MappedModule> process_modules(pid_t pid) {
+    const std::string path =
+        pid == 0 ? std::string("/proc/self/maps") : fmt::format("/proc/{}/maps", pid);
+    std::ifstream in(path);
+    if (!in) throw Error(fmt::format("cannot read {}: no such process or not permitted", path));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return modules_of_maps(text.str());
 }
 
 namespace {
@@ -502,33 +507,35 @@ SymbolResolver::SymbolResolver(const std::vector<profiling::MappedModule>& modul
     impl_->callbacks.debuginfo_path = &impl_->debuginfo_path;
     impl_->dwfl = dwfl_begin(&impl_->callbacks);
     if (!impl_->dwfl) throw Error(fmt::format("elfutils: dwfl_begin failed: {}", dwfl_errmsg(-1)));
-    // libdwfl already knows how to lay out modules from a maps listing (segments, bias), so
-    // hand it the recorded mappings in that format.
-    // libdwfl joins consecutive lines with the same inode into one module, so each file gets
-    // its own made-up inode.
-    std::string maps;
     std::map<std::string, bool> checked;
-    std::map<std::string, std::size_t> inode;
     for (const auto& m : modules) {
         impl_->mapped[m.start] = std::max(impl_->mapped[m.start], m.end);
         if (m.path == kVdso) {
             impl_->vdso[m.start] = m.end;
             continue;
         }
-        const std::size_t ino = inode.try_emplace(m.path, inode.size() + 1).first->second;
-        maps += fmt::format("{:x}-{:x} {} {:08x} 00:00 {} {}\n", m.start, m.end,
-                            m.permissions.empty() ? "r-xp" : m.permissions, m.offset, ino, m.path);
         if (!m.build_id.empty() && checked.try_emplace(m.path, true).second &&
             build_id_of(m.path) != m.build_id)
             changed_.push_back(m.path);
     }
-    FILE* file = fmemopen(maps.data(), maps.size(), "r");
-    if (file) {
-        dwfl_report_begin(impl_->dwfl);
-        if (!maps.empty()) dwfl_linux_proc_maps_report(impl_->dwfl, file);
-        dwfl_report_end(impl_->dwfl, nullptr, nullptr);
-        std::fclose(file);
+    report_mappings(impl_->dwfl, modules);
+}
+
+void report_mappings(Dwfl* dwfl, const std::vector<profiling::MappedModule>& modules) {
+    std::string maps;
+    std::map<std::string, std::size_t> inode;
+    for (const auto& m : modules) {
+        if (m.path == kVdso) continue;
+        const std::size_t ino = inode.try_emplace(m.path, inode.size() + 1).first->second;
+        maps += fmt::format("{:x}-{:x} {} {:08x} 00:00 {} {}\n", m.start, m.end,
+                            m.permissions.empty() ? "r-xp" : m.permissions, m.offset, ino, m.path);
     }
+    FILE* file = fmemopen(maps.data(), maps.size(), "r");
+    if (!file) return;
+    dwfl_report_begin(dwfl);
+    if (!maps.empty()) dwfl_linux_proc_maps_report(dwfl, file);
+    dwfl_report_end(dwfl, nullptr, nullptr);
+    std::fclose(file);
 }
 
 SymbolResolver::~SymbolResolver() = default;

@@ -46,6 +46,7 @@ RunnableLock make_entry() {
     entry.name = entry.flavour.empty() ? entry.algorithm : entry.algorithm + "@" + entry.flavour;
     entry.description = std::string(Probe::kDescription);
     entry.excludes = locks::excludes<Probe>();
+    entry.shared = locks::has_shared<Probe>();
     entry.flavour_independent = locks::flavour_independent<Probe>();
     entry.needs_lse = LOCKPROF_FLAVOUR_NEEDS_LSE != 0;
     fill_delays<L>(entry, std::make_index_sequence<std::size(arch::kAllDelays)>{});

@@ -45,8 +45,10 @@ std::vector<int> assign_cpus(const PinSpec& pin, unsigned threads,
                                                  [&](const auto& c) { return c.cpu == cpu; });
                 if (!allowed)
                     throw UsageError(fmt::format(
-                        "--pin: CPU {} is not available to this process (allowed: {} CPUs); "
+                        "{}: CPU {} is not available to this process (allowed: {} CPUs); "
                         "check `taskset -p $$` or nproc",
+                        pin.cpu_order_file.empty() ? std::string("--pin")
+                                                   : "--cpu-order " + pin.cpu_order_file,
                         cpu, cpus.size()));
             }
             order = pin.cpus;

@@ -8,8 +8,31 @@
 
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
+#include "lockprof/workload/lock_page.hpp"
+#include "lockprof/workload/sched.hpp"
 
 namespace lockprof::workload {
+
+void check_instruction_work(const WorkSpec& work) {
+    const auto check = [](const char* option, std::uint64_t ns,
+                          const std::optional<std::uint64_t>& instructions) {
+        if (!instructions) return;
+        if (ns != 0)
+            throw UsageError(fmt::format(
+                "--{}-ins: not with --{}-ns (the work is counted in instructions or timed in "
+                "nanoseconds, not both); drop one",
+                option, option));
+        constexpr std::uint64_t kTrip = arch::kBurnInstructionsPerTrip;
+        if (*instructions % kTrip != 0)
+            throw UsageError(fmt::format(
+                "--{}-ins: {} is not a multiple of {}, the instructions of one trip of the work "
+                "loop (a decrement and a branch); give {} or {}",
+                option, *instructions, kTrip, *instructions / kTrip * kTrip,
+                (*instructions / kTrip + 1) * kTrip));
+    };
+    check("critical", work.critical_ns, work.critical_instructions);
+    check("parallel", work.parallel_ns, work.parallel_instructions);
+}
 
 const RunnableLock& resolve_lock(const std::string& name) {
     if (const RunnableLock* lock = find_lock(name)) return *lock;
@@ -30,6 +53,7 @@ TrialSpec Plan::trial_spec(const PlannedCell& cell, std::uint64_t trial) const {
     t.acquires_per_thread = spec.acquires_per_thread;
     t.work = spec.work;
     t.cpu_of_thread = assign_cpus(spec.pin, cell.threads, cpus);
+    t.sched = spec.sched;
     t.latency = spec.latency;
     t.seed = spec.seed + trial;
     t.watchdog_ns = spec.watchdog_ns;
@@ -49,8 +73,13 @@ Plan make_plan(const RunSpec& spec, const Calibration& calibration) {
         throw UsageError("--duration: must be longer than 0; try --duration=1s");
     if (spec.acquires_per_thread && *spec.acquires_per_thread == 0)
         throw UsageError("--acquires: must be at least 1");
+    if (!(spec.work.read_fraction >= 0 && spec.work.read_fraction <= 1))
+        throw UsageError(fmt::format(
+            "--read-fraction: {} is outside 0 to 1 (it is a share of the acquires); write e.g. 0.9",
+            spec.work.read_fraction));
     if (spec.work.shared_lines > 4096)
         throw UsageError("--shared-lines: at most 4096 lines (256 KiB) are supported");
+    check_instruction_work(spec.work);
 
     std::vector<std::pair<const RunnableLock*, arch::Delay>> locks;
     for (const auto& name : spec.locks) {
@@ -82,9 +111,31 @@ Plan make_plan(const RunSpec& spec, const Calibration& calibration) {
     }
     for (unsigned threads : spec.threads)
         for (const auto& [lock, delay] : locks) plan.cells.push_back({lock, delay, threads});
+    // --lock-page huge: refused here, before any trial, when the pool cannot hold the largest
+    // lock's region (never a silent fall back to the heap).
+    if (spec.work.lock_page == LockPage::huge) {
+        std::size_t size = 0, align = 1;
+        for (const auto& [lock, delay] : locks) {
+            const LoopKernel& kernel = lock->kernel(delay, spec.latency);
+            size = std::max(size, kernel.lock_size);
+            align = std::max(align, kernel.lock_align);
+        }
+        (void)check_lock_page(spec.work.lock_page, size, align, spec.work.shared_lines);
+    }
     // Validate pinning once, up front, with the largest thread count.
     (void)assign_cpus(spec.pin, *std::max_element(spec.threads.begin(), spec.threads.end()),
                       plan.cpus);
+    // --sched fifo: no more workers than the CPUs they run on, unless --force.
+    if (spec.sched == SchedPolicy::fifo)
+        for (unsigned threads : spec.threads) {
+            std::vector<int> assigned = assign_cpus(spec.pin, threads, plan.cpus);
+            std::sort(assigned.begin(), assigned.end());
+            const auto distinct = static_cast<unsigned>(
+                std::unique(assigned.begin(), assigned.end()) - assigned.begin());
+            check_fifo_oversubscription(
+                threads, assigned.empty() ? static_cast<unsigned>(plan.cpus.size()) : distinct,
+                spec.force);
+        }
     return plan;
 }
 
@@ -126,9 +177,14 @@ std::uint64_t trips_for(std::uint64_t ns, double rate) {
 
 WorkCalibration calibrate_work(const WorkSpec& work) {
     WorkCalibration c;
+    // Measured in both cases: with instruction counts it only says what they cost here.
     c.burn_iterations_per_ns = burn_rate();
-    c.critical_iterations = trips_for(work.critical_ns, c.burn_iterations_per_ns);
-    c.parallel_iterations = trips_for(work.parallel_ns, c.burn_iterations_per_ns);
+    c.critical_iterations = work.critical_instructions
+                                ? *work.critical_instructions / arch::kBurnInstructionsPerTrip
+                                : trips_for(work.critical_ns, c.burn_iterations_per_ns);
+    c.parallel_iterations = work.parallel_instructions
+                                ? *work.parallel_instructions / arch::kBurnInstructionsPerTrip
+                                : trips_for(work.parallel_ns, c.burn_iterations_per_ns);
     c.critical_ns = burn_duration_ns(c.critical_iterations);
     c.parallel_ns = burn_duration_ns(c.parallel_iterations);
     return c;

@@ -1,9 +1,11 @@
 #include "lockprof/workload/sweep.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lockprof/common/error.hpp"
 
@@ -53,6 +55,14 @@ bool run_one_trial(const Plan& plan, std::size_t i, unsigned trial, RunControl& 
     TrialOutcome outcome = run_trial(*cell.lock, plan.trial_spec(cell, trial), control);
     if (outcome.interrupted) return false;
     outcome.result.trial = trial;
+    if (!outcome.physical_address_unknown.empty()) {
+        std::string note =
+            "--lock-page huge: the physical address of the lock's huge page is "
+            "not recorded: " +
+            outcome.physical_address_unknown;
+        if (std::find(run.notes.begin(), run.notes.end(), note) == run.notes.end())
+            run.notes.push_back(std::move(note));
+    }
     run.cells[i].trials.push_back(std::move(outcome.result));
     run.cells[i].overlaps += outcome.overlaps;
     run.cells[i].lost_updates += outcome.lost_updates;
@@ -147,6 +157,20 @@ RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hoo
                 "MUTUAL EXCLUSION FAILED: lock '{}' with {} threads let a second holder in at "
                 "{} acquires and lost {} critical-section updates; its figures are meaningless",
                 cell.lock, cell.threads, cell.overlaps, cell.lost_updates));
+    if (plan.spec.work.read_fraction > 0) {
+        std::vector<std::string> exclusive;
+        for (const auto& cell : plan.cells)
+            if (!cell.lock->shared &&
+                std::find(exclusive.begin(), exclusive.end(), cell.lock->name) == exclusive.end())
+                exclusive.push_back(cell.lock->name);
+        if (!exclusive.empty())
+            run.notes.push_back(fmt::format(
+                "--read-fraction {}: {} {} no shared mode and took every acquire exclusive; "
+                "only reader-writer locks (`lockprof list-locks`: \"shared mode\") take "
+                "acquires shared",
+                plan.spec.work.read_fraction, fmt::join(exclusive, ", "),
+                exclusive.size() == 1 ? "has" : "have"));
+    }
     return partial ? *partial : local;
 }
 

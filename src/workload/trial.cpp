@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -14,7 +15,9 @@
 #include <time.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/workload/lock_page.hpp"
 #include "lockprof/workload/plan.hpp"
+#include "lockprof/workload/sched.hpp"
 
 namespace lockprof::workload {
 namespace {
@@ -39,11 +42,13 @@ struct TrialState {
     const TrialSpec* spec = nullptr;
     const LoopKernel* kernel = nullptr;
     RunControl* control = nullptr;
+    // The lock and the shared lines (--lock-page); `lock` is the lock built in it.
+    std::optional<LockMemory> memory;
     void* lock = nullptr;
+    SharedLine* lines = nullptr;
 
     std::atomic<bool> stop{false};
     std::unique_ptr<Progress[]> progress;
-    std::unique_ptr<SharedLine[]> lines;
     std::vector<ThreadResult> results;
     std::vector<std::uint64_t> start_ticks;
     std::vector<std::uint64_t> end_ticks;
@@ -108,7 +113,7 @@ LoopArgs loop_args(TrialState& s, unsigned index, const WorkCalibration& work,
     LoopArgs loop;
     loop.stop = &s.stop;
     loop.progress = &s.progress[index];
-    loop.lines = s.lines.get();
+    loop.lines = s.lines;
     loop.line_count = s.spec->work.shared_lines;
     loop.first_line_on_lock = s.spec->work.data == DataPlacement::same_line;
     loop.acquire_limit = s.spec->acquires_per_thread.value_or(UINT64_MAX);
@@ -116,6 +121,12 @@ LoopArgs loop_args(TrialState& s, unsigned index, const WorkCalibration& work,
     loop.parallel_iterations = work.parallel_iterations;
     // Distinct, non-zero xorshift seeds per thread, derived from --seed and the trial.
     loop.seed = (s.spec->seed * 0x9E3779B97F4A7C15ull + index) | 1;
+    // The read/write mix: its own generator, seeded from the thread's seed so that it draws
+    // independently of the lock's; recorded in the result (ThreadResult::mix_seed).
+    loop.mix_seed = (loop.seed ^ 0xD1B54A32D192ED03ull) * 0xBF58476D1CE4E5B9ull | 1;
+    result.mix_seed = loop.mix_seed;
+    loop.read_threshold = static_cast<std::uint64_t>(
+        std::clamp(s.spec->work.read_fraction, 0.0, 1.0) * 9007199254740992.0);  // * 2^53
     loop.result = &result;
     return loop;
 }
@@ -176,6 +187,13 @@ std::vector<pthread_t> start_workers(TrialState& state, std::vector<WorkerArgs>&
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 1u << 20);
+    if (state.spec->sched == SchedPolicy::fifo) {  // --sched fifo: checked before the sweep
+        sched_param param{};
+        param.sched_priority = kFifoWorkerPriority;
+        pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+        pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+        pthread_attr_setschedparam(&attr, &param);
+    }
     std::vector<pthread_t> threads;
     threads.reserve(n);
     for (unsigned i = 0; i < n; ++i) {
@@ -307,11 +325,12 @@ void collect_outcome(TrialState& state, const RunnableLock& lock, TrialOutcome& 
     const TrialSpec& spec = *state.spec;
     TrialResult& result = outcome.result;
     result.threads = std::move(state.results);
-    std::uint64_t acquires = 0, first_start = UINT64_MAX, last_end = 0;
+    std::uint64_t acquires = 0, writes = 0, first_start = UINT64_MAX, last_end = 0;
     for (const auto& thread : result.threads) {
         first_start = std::min(first_start, thread.start_ns);
         last_end = std::max(last_end, thread.end_ns);
         acquires += thread.acquires;
+        writes += thread.write_acquires();
         outcome.overlaps += thread.overlaps;
     }
     result.wall_ns = last_end > first_start ? last_end - first_start : 0;
@@ -328,7 +347,11 @@ void collect_outcome(TrialState& state, const RunnableLock& lock, TrialOutcome& 
         const std::uint64_t counted = on_lock
                                           ? state.kernel->neighbour_words(state.lock)->datum.load()
                                           : state.lines[0].value.load();
-        outcome.lost_updates = acquires > counted ? acquires - counted : 0;
+        // A lock with a shared mode: readers leave the word alone and each writer adds 2
+        // (loop.hpp's write_section), so it ends at twice the write acquires.
+        const std::uint64_t expected = lock.shared ? 2 * writes : acquires;
+        const std::uint64_t short_by = expected > counted ? expected - counted : 0;
+        outcome.lost_updates = lock.shared ? (short_by + 1) / 2 : short_by;
     }
 }
 
@@ -346,14 +369,19 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
     state->spec = &spec;
     state->kernel = &kernel;
     state->control = &control;
-    state->lock = kernel.create_lock();
+    state->memory.emplace(spec.work.lock_page, kernel.lock_size, kernel.lock_align,
+                          spec.work.shared_lines);
+    state->lock = kernel.create_lock(state->memory->lock_storage());
+    state->lines = state->memory->lines();
     state->progress = std::make_unique<Progress[]>(n);
-    state->lines = std::make_unique<SharedLine[]>(std::max(1u, spec.work.shared_lines));
     state->results.resize(n);
     state->start_ticks.assign(n, 0);
     state->end_ticks.assign(n, 0);
     state->finished_flags = std::make_unique<std::atomic<bool>[]>(n);
 
+    // Under --sched fifo this thread watches one priority above the workers, or spinning
+    // workers on every CPU would keep it from ending a timed trial or seeing a stall.
+    const FifoScope watcher(spec.sched, kFifoWatcherPriority);
     std::vector<WorkerArgs> worker_args(n);
     std::vector<pthread_t> threads = start_workers(*state, worker_args);
     open_gate(*state);
@@ -361,6 +389,11 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
     outcome.interrupted = watch_workers(owner, threads, lock);
     for (auto t : threads) pthread_join(t, nullptr);
     collect_outcome(*state, lock, outcome);
+    if (spec.work.lock_page == LockPage::huge) {
+        const PhysicalAddress where = state->memory->physical_address();
+        outcome.result.lock_page = LockPageUse{state->memory->page_size(), where.address};
+        outcome.physical_address_unknown = where.unknown_because;
+    }
     kernel.destroy_lock(state->lock);
     return outcome;
 }

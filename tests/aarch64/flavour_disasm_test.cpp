@@ -347,6 +347,114 @@ TEST_F(FlavourDisasm, PgSlockTasIsSyncLockTestAndSet) {
     }
 }
 
+// `lockprof list-locks --disasm` of every lock, each with its default delay, captured once.
+const std::string& whole_catalog_disasm() {
+    static const std::string out = [] {
+        std::ostringstream captured;
+        auto* old = std::cout.rdbuf(captured.rdbuf());
+        try {
+            cli::list_locks_command({"--disasm"}, {});
+        } catch (...) {
+            std::cout.rdbuf(old);
+            throw;
+        }
+        std::cout.rdbuf(old);
+        return captured.str();
+    }();
+    return out;
+}
+
+// The atomics a section's header names, as a list to search: ", ldaxr, stxr, ".
+std::string atomics_line(const std::string& section) {
+    const std::size_t at = section.find("atomics: ");
+    if (at == std::string::npos) return "<none listed>";
+    return ", " + section.substr(at + 9, section.find('\n', at) - at - 9) + ", ";
+}
+
+// An LSE operation in any ordering and size: "swp" matches swp, swpa, swpal, swph...; an
+// ld<op> also as its st<op> alias (the result unused: stadd is ldadd into the zero register).
+bool lists_lse_op(const std::string& atomics, const std::string& op) {
+    std::vector<std::string> stems = {op};
+    if (op.rfind("ld", 0) == 0) stems.push_back("st" + op.substr(2));
+    for (const auto& stem : stems)
+        if (atomics.find(", " + stem) != std::string::npos) return true;
+    return false;
+}
+
+// Every lock of the catalog in every flavour: the acquire path (with the lock functions it
+// calls, where a slow path is kept out of line) uses the atomic its algorithm is built on, in
+// the flavour's form: llsc an exclusive load and store and nothing of LSE, lse the LSE
+// operation and no store-exclusive, outline the libgcc helper of that operation.
+TEST_F(FlavourDisasm, EveryLockUsesItsAtomicInEveryFlavour) {
+    struct Expected {
+        const char* algorithm;
+        std::vector<const char*> lse;  // LSE operations (stems), each must appear
+    };
+    const std::vector<Expected> catalog = {
+        {"tas", {"swp"}},
+        {"ttas", {"swp"}},
+        {"cas", {"cas"}},
+        {"ttas-cas", {"cas"}},
+        {"tas-backoff", {"swp"}},
+        {"ttas-backoff", {"swp"}},
+        {"ticket", {"ldadd"}},
+        {"mcs", {"swp"}},
+        {"clh", {"swp"}},
+        {"pg-slock", {"swp"}},
+        {"pg13-slock", {"swp"}},
+        {"pg15-slock", {"swp"}},
+        {"pg18-slock", {"swp"}},
+        // The fast path's compare-and-swap, the slow path's pending bit (fetch_or) and tail
+        // exchange (a 16-bit swap), as the kernel's arm64 qspinlock.
+        {"qspinlock", {"cas", "ldset", "swp"}},
+        {"osq", {"swp", "cas"}},
+        {"event-mutex", {"cas"}},
+        {"rw-cas", {"cas"}},
+        {"spin-rw", {"cas", "ldset"}},
+        {"lockref", {"cas"}},
+        {"refcount", {"ldadd"}},
+    };
+    const std::string& out = whole_catalog_disasm();
+    for (const auto& e : catalog) {
+        for (const std::string flavour : {"llsc", "lse", "outline"}) {
+            const std::string lock = std::string(e.algorithm) + "@" + flavour;
+            SCOPED_TRACE(lock);
+            const std::size_t at = out.find(lock + " (delay ");
+            ASSERT_NE(at, std::string::npos) << lock << " missing from list-locks --disasm";
+            const std::string section = out.substr(at, out.find("\n\n", at) - at);
+            const std::string atomics = atomics_line(section);
+            const bool exclusive_store = atomics.find(", stxr") != std::string::npos ||
+                                         atomics.find(", stlxr") != std::string::npos;
+            const bool exclusive_load = atomics.find(", ldxr") != std::string::npos ||
+                                        atomics.find(", ldaxr") != std::string::npos;
+            const bool helper = atomics.find(", bl __aarch64_") != std::string::npos;
+            bool lse = false;
+            for (const char* op : {"swp", "cas", "ldadd", "ldset", "ldclr", "ldeor"})
+                lse |= lists_lse_op(atomics, op);
+            if (flavour == "llsc") {
+                EXPECT_TRUE(exclusive_load && exclusive_store) << section;
+                EXPECT_FALSE(lse || helper) << section;
+            } else if (flavour == "lse") {
+                for (const char* op : e.lse)
+                    EXPECT_TRUE(lists_lse_op(atomics, op)) << op << "\n" << section;
+                EXPECT_FALSE(exclusive_store || helper) << section;
+            } else {
+                for (const char* op : e.lse) {
+                    const std::string call = std::string(", bl __aarch64_") + op;
+                    EXPECT_NE(atomics.find(call), std::string::npos) << op << "\n" << section;
+                }
+                EXPECT_FALSE(exclusive_store || lse) << section;
+            }
+        }
+    }
+    // Every flavour-dependent lock of the catalog has an expectation above.
+    std::size_t llsc = 0;
+    for (std::size_t at = out.find("@llsc (delay "); at != std::string::npos;
+         at = out.find("@llsc (delay ", at + 1))
+        ++llsc;
+    EXPECT_EQ(llsc, catalog.size()) << out;
+}
+
 // The user-facing view of the same code: `lockprof list-locks --disasm`.
 TEST_F(FlavourDisasm, ListLocksDisasmShowsEachFlavour) {
     std::ostringstream captured;

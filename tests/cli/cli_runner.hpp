@@ -1,7 +1,9 @@
-// Runs the real lockprof binary for golden tests: captures stdout, stderr and the exit code.
+// Runs the real lockprof binary for golden tests, and shell commands for integration tests:
+// captures stdout, stderr and the exit code.
 #pragma once
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,33 +13,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/temp_dir.hpp"
+
 namespace lockprof::test {
 
 struct CliResult {
     int exit_code = -1;
     std::string out;
     std::string err;
-};
-
-inline std::string read_all(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// A private temporary folder, removed on destruction.
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "lockprof-test-XXXXXX");
-        path = mkdtemp(pattern.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::filesystem::path operator/(const std::string& name) const { return path / name; }
 };
 
 inline std::string shell_quote(const std::string& s) {
@@ -73,6 +56,37 @@ inline CliResult run_lockprof(const std::vector<std::string>& args, const std::s
 inline CliResult run_lockprof_with_env(const std::vector<std::string>& env,
                                        const std::vector<std::string>& args) {
     return run_lockprof_in(args, "", env);
+}
+
+// The first of `names` found on PATH, "" when none is.
+inline std::string find_program(const std::vector<std::string>& names) {
+    for (const auto& name : names)
+        if (std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0) return name;
+    return {};
+}
+
+struct ShellResult {
+    int status = -1;  // the exit status, or 128 + the signal that ended it
+    std::string out, err;
+};
+
+// `command` through /bin/sh, stdin from /dev/null; stdout and stderr captured. The command's
+// own redirections win: it runs as a group ({ ...; }) whose streams are these.
+inline ShellResult shell(const std::string& command) {
+    TempDir capture;
+    const int s =
+        std::system(("{ " + command + "\n} </dev/null >" + shell_quote((capture / "o").string()) +
+                     " 2>" + shell_quote((capture / "e").string()))
+                        .c_str());
+    return {WIFEXITED(s) ? WEXITSTATUS(s) : 128 + WTERMSIG(s), read_all(capture / "o"),
+            read_all(capture / "e")};
+}
+
+// How many times `what` occurs in `text` (overlapping occurrences counted).
+inline int occurrences(const std::string& text, const std::string& what) {
+    int n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
 }
 
 inline int count_lines(const std::string& s) {

@@ -2,6 +2,8 @@
 // the sweep or the recording and everything finished is written; a second does not kill the
 // write-out; exit 130 / 143; a recording says it was interrupted and by what; a recorded command
 // that ignores SIGTERM is killed after a grace period. Every wait is on a condition, not a time.
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -70,6 +72,35 @@ TEST(CliInterrupt, SigtermWritesWhatFinishedAndExits143) {
     const json doc = json::parse(read_all(dir / "r.json"));
     EXPECT_TRUE(doc.at("interrupted").get<bool>());
     EXPECT_EQ(doc.at("interrupted_by"), "SIGTERM");
+}
+
+// Once lockprof shows SIGINT caught, a run takes it as a run does, also while its options are
+// still being read: here it waits for its profile, a FIFO the test writes only after the signal
+// was taken. Every output is then written, with no trial in it (the fault battery once sent a
+// signal into that window: lockprof died of it, outputs and all).
+TEST(CliInterrupt, ASignalWhileTheOptionsAreReadStillWritesEveryOutput) {
+    TempDir dir;
+    const auto profile = dir / "profile.ini";
+    ASSERT_EQ(::mkfifo(profile.c_str(), 0600), 0);
+    Child lockprof =
+        Child::start({LOCKPROF_BIN, "--profile", profile.string(), "--quiet", "--output",
+                      (dir / "r.json").string(), "--csv", (dir / "r.csv").string()},
+                     dir / "out", dir / "err");
+    ASSERT_GT(lockprof.pid, 0);
+    ASSERT_TRUE(wait_for(lockprof, [&] { return signal_caught(lockprof.pid, SIGINT); }));
+    ASSERT_TRUE(signal_and_wait_taken(lockprof, SIGINT)) << lockprof.describe();
+    std::ofstream(profile) << "lock = tas\nthreads = 1\nduration = 20ms\ntrials = 2\n";
+    ASSERT_TRUE(lockprof.wait());
+    const std::string err = read_all(dir / "err");
+    ASSERT_TRUE(lockprof.exited()) << lockprof.describe() << "\n" << err;
+    EXPECT_EQ(lockprof.exit_code(), 130) << err;
+    const json doc = json::parse(read_all(dir / "r.json"));
+    EXPECT_TRUE(doc.at("interrupted").get<bool>());
+    EXPECT_EQ(doc.at("interrupted_by"), "SIGINT");
+    for (const auto& cell : doc.at("cells")) EXPECT_TRUE(cell.at("trials").empty()) << cell.dump();
+    EXPECT_EQ(read_all(dir / "r.csv").rfind("lock,", 0), 0u);
+    EXPECT_NE(err.find("interrupted by SIGINT; wrote the 0 finished trial(s)"), std::string::npos)
+        << err;
 }
 
 // The recorded command has exec'd: a child of lockprof is named `comm`.

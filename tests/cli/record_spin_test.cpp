@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -81,6 +83,13 @@ TEST(CliRecordSpin, SLockEntriesPerCallSiteAreExact) {
     EXPECT_EQ(first["distinct_locks"], 1);
     EXPECT_EQ(first["processes"], 1);
     EXPECT_NE(first["locks"][0], second["locks"][0]);  // two different lock words
+    // s_lock's result is its sleeps: the helper's returns line % 5, 1 and 4 per call.
+    EXPECT_EQ(first["sleeps"], 1000);
+    EXPECT_EQ(second["sleeps"], 2000);
+    EXPECT_EQ(spin["sleeps"], 3000);
+    EXPECT_EQ(spin["functions"][0]["sleeps"], 3000);
+    EXPECT_NE(r.out.find("1500 entries, "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(", 3000 sleeps"), std::string::npos) << r.out;
     // Sorted by time in the slow path (which site is first depends on preemption here).
     EXPECT_GE(spin["sites"][0]["total_ns"].get<double>(),
               spin["sites"][1]["total_ns"].get<double>());
@@ -101,10 +110,100 @@ TEST(CliRecordSpin, PlainSlowPathIsNamedByItsReturnAddress) {
         found = true;
         EXPECT_EQ(s["entries"], 300);
         EXPECT_EQ(s["caller"], "third_caller");
+        EXPECT_TRUE(s["sleeps"].is_null()) << s;  // a function that does not say
         EXPECT_NE(s["file"].get<std::string>().find("spin_helper.cpp"), std::string::npos) << s;
         EXPECT_GT(s["line"].get<int>(), 0);
     }
     EXPECT_TRUE(found) << doc["spin_calls"].dump(1);
+}
+
+// --spin-folded/--spin-flamegraph: one stack per call site, CALLER;FUNCTION at SITE, weighted by
+// its slow-path nanoseconds as the JSON gives them; they imply --spin (the known slow paths).
+TEST(CliRecordSpin, SlowPathTimeIsFoldedByCallSite) {
+    if (const auto why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    TempDir dir;
+    const auto r =
+        run_lockprof({"record", "--no-counters", "--spin-folded", (dir / "spin.folded").string(),
+                      "--spin-flamegraph", (dir / "spin.svg").string(), "--output",
+                      (dir / "r.json").string(), "--", LOCKPROF_SPIN_HELPER});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const json doc = json::parse(read_all(dir / "r.json"));
+    std::map<std::string, std::uint64_t> expected;
+    for (const auto& site : doc["spin_calls"]["sites"])
+        expected[site["caller"].get<std::string>() + ";" + site["function"].get<std::string>() +
+                 " at " + site["site"].get<std::string>()] =
+            static_cast<std::uint64_t>(site["total_ns"].get<double>() + 0.5);
+    ASSERT_EQ(expected.size(), 2u) << doc["spin_calls"].dump(1);  // s_lock's two sites
+    EXPECT_TRUE(
+        expected.count("XLogGetLastRemovedSegno;s_lock at xlog.c:1234 XLogGetLastRemovedSegno"));
+    std::map<std::string, std::uint64_t> folded;
+    std::istringstream lines(read_all(dir / "spin.folded"));
+    for (std::string line; std::getline(lines, line);) {
+        const auto space = line.rfind(' ');
+        ASSERT_NE(space, std::string::npos) << line;
+        folded[line.substr(0, space)] = std::stoull(line.substr(space + 1));
+    }
+    EXPECT_EQ(folded, expected);
+    const std::string svg = read_all(dir / "spin.svg");
+    EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+    EXPECT_NE(svg.find("ns in the slow path"), std::string::npos);
+    EXPECT_NE(svg.find("XLogGetLastRemovedSegno"), std::string::npos);
+}
+
+// --call-graph dwarf: each entry also copies its stack (up to 256 kept per call site), unwound
+// from the call site up to main; --spin-folded splits each site's time over its stacks, the
+// totals unchanged.
+TEST(CliRecordSpin, DwarfStacksReachMainAndKeepEachSitesTime) {
+    if (const auto why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    TempDir dir;
+    const auto r =
+        run_lockprof({"record", "--no-counters", "--spin", "s_lock", "--call-graph", "dwarf,4096",
+                      "--spin-folded", (dir / "spin.folded").string(), "--output",
+                      (dir / "r.json").string(), "--", LOCKPROF_SPIN_HELPER});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const json doc = json::parse(read_all(dir / "r.json"));
+    const json& spin = doc["spin_calls"];
+    EXPECT_EQ(spin["entries"], 1500);  // the stack events add no entries
+    EXPECT_EQ(spin["call_graph"], "dwarf");
+    EXPECT_EQ(spin["stack_size"], 4096);
+    // 1000 and 500 entries, each with its stack (unless a full buffer dropped it), 256 kept
+    // per site.
+    EXPECT_LE(spin["stacks_seen"].get<int>(), 1500) << spin.dump(1);
+    EXPECT_GE(spin["stack_samples"].get<int>(), 50) << spin.dump(1);
+    EXPECT_LE(spin["stack_samples"].get<int>(), 2 * 256) << spin.dump(1);
+    EXPECT_NE(r.out.find("call stacks: "), std::string::npos) << r.out;
+    const json sites = entries_by_site(doc);
+    const json& first = sites["spin_helper.c:101 first_caller"];
+    ASSERT_FALSE(first["stacks"].empty()) << first.dump(1);
+    const auto frames = first["stacks"][0]["frames"].get<std::vector<std::string>>();
+    ASSERT_GE(frames.size(), 2u) << first.dump(1);
+    EXPECT_EQ(frames.back(), "first_caller");
+    EXPECT_EQ(frames[frames.size() - 2], "main");
+
+    // Per site, the folded weights add up to its time (each stack's share rounded).
+    std::map<std::string, std::uint64_t> by_leaf;
+    std::map<std::string, std::size_t> lines_of;
+    bool whole = false;
+    std::istringstream lines(read_all(dir / "spin.folded"));
+    for (std::string line; std::getline(lines, line);) {
+        const auto space = line.rfind(' ');
+        ASSERT_NE(space, std::string::npos) << line;
+        const std::string stack = line.substr(0, space);
+        const std::string leaf = stack.substr(stack.rfind(';') + 1);
+        by_leaf[leaf] += std::stoull(line.substr(space + 1));
+        ++lines_of[leaf];
+        whole = whole || stack.find(
+                             "main;first_caller;s_lock at spin_helper.c:101 "
+                             "first_caller") != std::string::npos;
+    }
+    EXPECT_TRUE(whole) << read_all(dir / "spin.folded");
+    for (const auto& site : spin["sites"]) {
+        const std::string leaf = "s_lock at " + site["site"].get<std::string>();
+        const auto total = static_cast<double>(site["total_ns"].get<double>());
+        EXPECT_NEAR(static_cast<double>(by_leaf[leaf]), total,
+                    static_cast<double>(lines_of[leaf]) + 1)
+            << leaf;
+    }
 }
 
 TEST(CliRecordSpin, DefaultFindsTheKnownSlowPaths) {
@@ -140,6 +239,46 @@ TEST(CliRecordSpin, AttachedProcessIsProbedPerThread) {
     const json sites = entries_by_site(doc);
     EXPECT_EQ(sites["spin_helper.c:101 first_caller"]["entries"], 1000);
     EXPECT_EQ(sites["xlog.c:1234 XLogGetLastRemovedSegno"]["entries"], 500);
+}
+
+// A library the process loads with dlopen after the recording started is searched when its
+// mapping appears, and its definition of the function is probed in the attached threads from
+// then on: all 200 of its calls are counted, apart from the executable's own 300.
+TEST(CliRecordSpin, LibraryLoadedLaterIsSearchedAndProbed) {
+    if (const auto why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    std::string helper = LOCKPROF_SPIN_HELPER, before = "500", after = "300",
+                plugin = LOCKPROF_SPIN_PLUGIN;
+    char* argv[] = {helper.data(), before.data(), after.data(), plugin.data(), nullptr};
+    pid_t pid = -1;
+    ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ), 0);
+    TempDir dir;
+    const auto r = run_lockprof({"record", "--no-counters", "--spin", "lock_slow_path", "--pid",
+                                 std::to_string(pid), "--output", (dir / "r.json").string()});
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the helper failed";
+    const json doc = json::parse(read_all(dir / "r.json"));
+    const json& spin = doc["spin_calls"];
+    ASSERT_EQ(spin["functions"].size(), 2u) << spin.dump(1);
+    const std::string plugin_name = std::filesystem::path(plugin).filename().string();
+    for (const auto& f : spin["functions"]) {
+        const bool in_plugin = f["path"].get<std::string>().find(plugin_name) != std::string::npos;
+        EXPECT_EQ(f["kernel_entries"], in_plugin ? 200 : 300) << f;
+        EXPECT_EQ(f["entries"], in_plugin ? 200 : 300) << f;
+    }
+    bool searched = false;
+    for (const auto& s : spin["searched"])
+        searched |= s.get<std::string>().find(plugin_name) != std::string::npos;
+    EXPECT_TRUE(searched) << spin["searched"].dump();
+    EXPECT_NE(r.out.find("after the recording started: probed from when lockprof saw it"),
+              std::string::npos)
+        << r.out;
+    const json sites = entries_by_site(doc);
+    bool plugin_site = false;
+    for (const auto& [name, site] : sites.items())
+        plugin_site |= site["caller"] == "spin_plugin_run" && site["entries"] == 200;
+    EXPECT_TRUE(plugin_site) << sites.dump(1);
 }
 
 TEST(CliRecordSpin, CommandExitingAtOnceStillNamesItsSites) {

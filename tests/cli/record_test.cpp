@@ -305,5 +305,101 @@ TEST(CliRecord, StrippedBinaryShowsWhereAndSeparateDebugInfoNamesIt) {
         << named.at("hot_symbols").dump();
 }
 
+// A `static inline` test-and-set lock compiled into its caller (-O2 -g) has no symbol of its
+// own: the spin view finds it through the DWARF inline chain, as perf --inline does, and names
+// it as inlined into the function that holds it.
+// `record --sample --lock-pattern my_spin_lock` of an inline_lock_helper build, and its JSON.
+struct InlineLockRecording {
+    CliResult run;
+    json doc;
+};
+InlineLockRecording record_inline_lock(const char* helper) {
+    TempDir dir;
+    InlineLockRecording out;
+    out.run = run_lockprof({"record", "--no-counters", "--sample", "--lock-pattern", "my_spin_lock",
+                            "--output", (dir / "r.json").string(), "--", helper, "800"});
+    if (out.run.exit_code == 0) out.doc = load(dir / "r.json");
+    return out;
+}
+
+TEST(CliRecord, SpinViewFindsALockInlinedIntoItsCaller) {
+    const auto [r, doc] = record_inline_lock(LOCKPROF_INLINE_LOCK_HELPER);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_GT(doc.at("sampling").at("samples").get<int>(), 20) << r.out;
+    const auto& spin = doc.at("spin_locks");
+    ASSERT_FALSE(spin.at("symbols").empty()) << r.out;
+    const auto& lock = spin.at("symbols").at(0);
+    EXPECT_NE(lock.at("symbol").get<std::string>().find("my_spin_lock"), std::string::npos);
+    EXPECT_NE(lock.at("inlined_into").get<std::string>().find("worker"), std::string::npos)
+        << lock.dump();
+    EXPECT_NE(lock.at("short_name").get<std::string>().find("my_spin_lock (inlined into "),
+              std::string::npos);
+    EXPECT_GT(spin.at("share").get<double>(), 0.0);
+    EXPECT_FALSE(spin.at("hot_instructions").empty()) << spin.dump();
+    EXPECT_EQ(r.out.find("no samples are in functions matching"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("my_spin_lock (inlined into "), std::string::npos) << r.out;
+}
+
+// Built without -g, the same program has neither line nor inline information: the listing and
+// the spin view say so, what it costs, and the remedy.
+TEST(CliRecord, SaysWhenAListingHasNoLineOrInlineInformation) {
+    const auto [r, doc] = record_inline_lock(LOCKPROF_INLINE_LOCK_HELPER_NODEBUG);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_GT(doc.at("sampling").at("samples").get<int>(), 20) << r.out;
+    EXPECT_TRUE(doc.at("spin_locks").at("symbols").empty());
+    const std::string summary = doc.at("spin_locks").at("summary");
+    EXPECT_NE(summary.find("no line or inline information"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("worker"), std::string::npos) << summary;
+    EXPECT_NE(summary.find("rebuild with -g"), std::string::npos) << summary;
+    // The hottest function's listing carries the listing's own note.
+    EXPECT_NE(r.out.find("worker: no line or inline information (built without -g, or "
+                         "stripped): no source lines"),
+              std::string::npos)
+        << r.out;
+}
+
+// The HTML report of a recording: `record --report` writes it at the end, `lockprof report`
+// renders the same page from --output's file, byte for byte (both render the JSON document).
+TEST(CliRecord, ReportOfARecordingIsTheSamePageRecordWrites) {
+    TempDir dir;
+    const auto r =
+        run_lockprof({"record", "--sample", "--lock-pattern", "my_spin_lock", "--output",
+                      (dir / "r.json").string(), "--report", (dir / "record.html").string(),
+                      "--quiet", "--", LOCKPROF_INLINE_LOCK_HELPER, "500"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rendered =
+        run_lockprof({"report", (dir / "r.json").string(), "-o", (dir / "report.html").string()});
+    ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+    const std::string html = read_all(dir / "record.html");
+    EXPECT_EQ(html, read_all(dir / "report.html"));
+
+    const json doc = load(dir / "r.json");
+    for (const char* id : {"target", "counters", "symbols", "annotation", "spin"})
+        EXPECT_NE(html.find(fmt::format("<section id=\"{}\">", id)), std::string::npos) << id;
+    EXPECT_NE(html.find(fmt::format("{} samples of {}", doc.at("sampling").at("samples").get<int>(),
+                                    doc.at("sampling").at("event").get<std::string>())),
+              std::string::npos);
+    const auto& top = doc.at("hot_symbols").at(0);
+    EXPECT_NE(
+        html.find(fmt::format("<td>{:.2f}%</td><td>{}</td>", top.at("share").get<double>() * 100,
+                              top.at("samples").get<int>())),
+        std::string::npos)
+        << top.dump();
+    ASSERT_FALSE(doc.at("spin_locks").at("symbols").empty());
+    EXPECT_NE(html.find("my_spin_lock (inlined into "), std::string::npos);
+    ASSERT_FALSE(doc.at("annotations").empty());
+    EXPECT_NE(html.find("<table class=\"asm\">"), std::string::npos);
+    for (const auto& t : doc.at("totals")) {
+        if (!t.at("counted").get<bool>()) continue;
+        EXPECT_NE(html.find("<th>" + t.at("event").get<std::string>() + "</th>"),
+                  std::string::npos);
+    }
+    // A recording has no thread counts to plot.
+    const auto plot =
+        run_lockprof({"report", (dir / "r.json").string(), "--plot", (dir / "p.svg").string()});
+    EXPECT_EQ(plot.exit_code, 2);
+    EXPECT_EQ(count_lines(plot.err), 1) << plot.err;
+}
+
 }  // namespace
 }  // namespace lockprof::test

@@ -270,12 +270,24 @@ TEST(CompareCli, BadInputIsOneLineAndExitTwo) {
 
     // lockprof's other documents are named for what they are and what reads them.
     const auto recording =
-        f.write("record.json", json{{"schema", "lockprof-record"}, {"schema_version", 1}});
-    r = run_lockprof({"report", recording, "-o", (f.dir / "r.html").string()});
+        f.write("record.json", json{{"schema", "lockprof-record"}, {"version", 1}});
+    r = run_lockprof({"compare", f.base, recording});
     one_line(r);
     EXPECT_NE(r.err.find("a `lockprof record` recording (schema lockprof-record), not a run "
-                         "result: report, compare and annotate read `lockprof run -o FILE`"),
+                         "result: compare and annotate read `lockprof run -o FILE` results; "
+                         "`lockprof report FILE -o REPORT.html` renders a recording"),
               std::string::npos)
+        << r.err;
+    // report renders recordings (record_test.cpp), and refuses one that is not whole.
+    r = run_lockprof({"report", recording, "-o", (f.dir / "r.html").string()});
+    one_line(r);
+    EXPECT_NE(r.err.find("not a complete lockprof recording"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(f.dir / "r.html"));
+    const auto old_recording =
+        f.write("record2.json", json{{"schema", "lockprof-record"}, {"version", 99}});
+    r = run_lockprof({"report", old_recording, "-o", (f.dir / "r.html").string()});
+    one_line(r);
+    EXPECT_NE(r.err.find("recording schema version 99 is not supported"), std::string::npos)
         << r.err;
     const auto comparison = f.write("cmp.json", json{{"schema", "lockprof.compare"}});
     r = run_lockprof({"compare", f.base, comparison});

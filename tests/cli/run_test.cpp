@@ -1,5 +1,6 @@
 // Golden tests of the default command: table shape, JSON and CSV content, bad input.
 #include <chrono>
+#include <fstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -131,7 +132,8 @@ TEST(CliRun, ProfilesLoadAndTheCommandLineWins) {
 }
 
 TEST(CliRun, ShippedProfilesAreValid) {
-    for (const char* profile : {"quick", "tas-vs-cas", "drive-spinlocks", "delay-policies"}) {
+    for (const char* profile :
+         {"quick", "tas-vs-cas", "drive-spinlocks", "delay-policies", "lockhammer-parity"}) {
         // Parse and plan each profile without running it: an impossible --watchdog value is
         // checked after the profile, so exit 2 with the watchdog message proves it loaded.
         auto r = run_lockprof({"--profile",
@@ -174,11 +176,40 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"--delay=sleepy"}, "unknown policy 'sleepy'"},
         BadInput{{"--data=elsewhere"},
                  "--data: unknown placement 'elsewhere'; choose same-line or separate"},
+        BadInput{{"--read-fraction=-0.1"}, "--read-fraction: -0.1 is outside 0 to 1"},
+        BadInput{{"--read-fraction=1.5"}, "--read-fraction: 1.5 is outside 0 to 1"},
+        BadInput{{"--read-fraction=abc"}, "--read-fraction: 'abc' is not a number"},
         BadInput{{"--pin=99999"}, "not available"}, BadInput{{"--frobnicate"}, "unknown option"},
         BadInput{{"--thread=2"}, "did you mean '--threads'"},
         BadInput{{"frobnicate"}, "unknown command 'frobnicate'"},
         BadInput{{"--profile=/nonexistent.ini"}, "cannot read"},
         BadInput{{"--output=/nonexistent-dir/r.json"}, "does not exist"}));
+
+// --read-fraction end to end: the split table, the note for a lock without a shared mode (once,
+// under the table), and the result file's per-thread reads and mix seeds.
+TEST(CliRun, ReadFractionSplitsReadsAndNotesExclusiveOnlyLocks) {
+    TempDir dir;
+    const auto json_path = (dir / "r.json").string();
+    auto r = run_lockprof({"--lock=rw-cas,tas", "--threads=2", "--acquires=2000", "--trials=1",
+                           "--read-fraction=0.5", "--output", json_path});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("reads/s"), std::string::npos) << r.out;
+    const std::string note =
+        "note: --read-fraction 0.5: tas has no shared mode and took every acquire exclusive";
+    EXPECT_NE(r.out.find(note), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find(note), r.out.rfind(note)) << "one note: " << r.out;
+    std::ifstream in(json_path);
+    const auto doc = nlohmann::json::parse(in);
+    EXPECT_EQ(doc["config"]["read_fraction"], 0.5);
+    std::uint64_t reads = 0;
+    for (const auto& t : doc["cells"][0]["trials"][0]["threads"]) {
+        reads += t["read_acquires"].get<std::uint64_t>();
+        EXPECT_NE(t["mix_seed"].get<std::uint64_t>(), 0u);
+    }
+    EXPECT_GT(reads, 0u);
+    EXPECT_LT(reads, 4000u);
+    for (const auto& t : doc["cells"][1]["trials"][0]["threads"]) EXPECT_EQ(t["read_acquires"], 0);
+}
 
 TEST(CliRun, UnknownProfileKeyNamesFileAndLine) {
     TempDir dir;

@@ -12,6 +12,7 @@
 
 #include "cli/cli_runner.hpp"
 
+using lockprof::test::occurrences;
 using lockprof::test::read_all;
 using lockprof::test::run_lockprof;
 using lockprof::test::TempDir;
@@ -240,13 +241,6 @@ TEST(CliSampling, FlamegraphLeavesSayWhereInTheLoopTheTimeWent) {
     const auto record = run_lockprof({"record", "--leaf", "phase", "--", "true"});
     EXPECT_EQ(record.exit_code, 2) << record.err;
     EXPECT_NE(record.err.find("use function or instruction"), std::string::npos) << record.err;
-}
-
-// How often `needle` occurs in `text`.
-int occurrences(const std::string& text, const std::string& needle) {
-    int n = 0;
-    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-    return n;
 }
 
 // A sweep's terminal leads with the table and the explanation, then one short annotation per

@@ -2,7 +2,8 @@
 // RingBuffer::parse), as the samplers run it: the input's bytes are what the kernel wrote into
 // the data area of a mapped ring, starting at an offset the first two bytes pick so records
 // wrap its end. Everything a complete record holds is parsed; what drain leaves is an
-// incomplete last record.
+// incomplete last record. The input is also decoded as one sample of the registers-and-stack
+// layout `--call-graph dwarf` asks for.
 #include <sys/mman.h>
 
 #include <cstring>
@@ -55,5 +56,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz::check(s.callchain.size() * 8 <= length, "a call chain fits in its record");
     for (const auto& e : r.events)
         fuzz::check(e.name.size() <= length, "a name fits in its record");
+    // The same bytes as one sample body of `--call-graph dwarf`'s layout: the user registers
+    // and the stack copy stay inside it.
+    constexpr sampling::RecordLayout kDwarf{
+        sampling::kSampleType | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, 0, false,
+        0x1ffffffffu};
+    const unsigned char* body = data + 2;
+    const auto f = sampling::decode_sample(kDwarf, body, size - 2);
+    if (f.regs)
+        fuzz::check(f.regs + f.regs_count * 8 <= body + size - 2, "registers fit in the record");
+    if (f.stack)
+        fuzz::check(f.stack + f.stack_size <= body + size - 2 && f.stack_dyn_size <= f.stack_size,
+                    "the stack copy fits in the record");
     return 0;
 }

@@ -1,6 +1,5 @@
 // Headless Chromium for integration tests: find the browser, run it with the flags that work
 // as root in a VM without network or GPU, and read script errors from its console log.
-// (tests/integration/flamegraph_integration_test.cpp has its own copy of the same approach.)
 #pragma once
 
 #include <cstdlib>
@@ -15,25 +14,6 @@
 #include "cli/cli_runner.hpp"
 
 namespace lockprof::test {
-
-inline std::string find_program(const std::vector<std::string>& names) {
-    for (const auto& name : names)
-        if (std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0) return name;
-    return {};
-}
-
-struct ShellResult {
-    int status = -1;
-    std::string out, err;
-};
-
-inline ShellResult shell(const std::string& command) {
-    TempDir capture;
-    const int s = std::system((command + " >" + shell_quote((capture / "o").string()) + " 2>" +
-                               shell_quote((capture / "e").string()))
-                                  .c_str());
-    return {WIFEXITED(s) ? WEXITSTATUS(s) : 128, read_all(capture / "o"), read_all(capture / "e")};
-}
 
 // `action`: "--dump-dom" or "--screenshot=FILE --window-size=W,H".
 inline std::string chromium_command(const std::string& browser,

@@ -15,11 +15,15 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/mount.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -75,12 +79,6 @@ std::string slurp(const fs::path& path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-    std::size_t n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
-
 // Fields of one CSV line, quotes respected; -1 for an unterminated quote.
 int csv_fields(const std::string& line) {
     int fields = 1;
@@ -131,7 +129,8 @@ std::string invalid(const Output& o, const std::string& csv_header) {
             if (text.rfind("<!DOCTYPE html>", 0) != 0) return "no doctype";
             if (text.size() < 16 || text.compare(text.size() - 16, 16, "</body>\n</html>\n") != 0)
                 return "does not end with </body></html>";
-            if (count(text, "<svg") != count(text, "</svg>")) return "an SVG is cut short";
+            if (occurrences(text, "<svg") != occurrences(text, "</svg>"))
+                return "an SVG is cut short";
             return "";
         case Kind::svg: {
             xmlDocPtr doc = xmlReadMemory(
@@ -279,6 +278,9 @@ Injected inject(Child& child, const Plan& plan, const fs::path& folder) {
         // The time counts from when lockprof holds SIGINT and SIGTERM: before main() installs
         // its handlers a signal ends a process that has done nothing and written nothing, as
         // for any program (CI once sent one at 0 ms, before the dynamic loader had finished).
+        // From then on run and record apply their policy, options not yet parsed included
+        // (CI once sent one 5 ms in, while record's options were parsed under ASan, and the
+        // cleanup handler of the time killed it).
         if (!wait_for(child, [&] {
                 return signal_caught(child.pid, SIGINT) && signal_caught(child.pid, SIGTERM);
             }))
@@ -743,6 +745,196 @@ TEST(FaultBattery, OutputPathsWithSpacesNewlinesAndNonUtf8Bytes) {
     record.outputs.push_back({Kind::record_json, folder / (stem + ".json")});
     run_and_check(record, folder, std::nullopt, "odd paths, record");
 }
+
+// --- EIO on a filesystem -----------------------------------------------------------------------
+
+#ifdef LOCKPROF_EIO_FS
+constexpr long kFuseMagic = 0x65735546;  // FUSE_SUPER_MAGIC
+
+// A lockprof_eio_fs (tests/integration/helpers/eio_fs.cpp) mounted on a temporary folder for
+// the test's life, unmounted (MNT_DETACH) in the destructor whatever the assertions did.
+// `skip` says why it could not be mounted.
+struct EioMount {
+    TempDir dir;
+    fs::path root = dir / "mnt";
+    pid_t pid = -1;
+    std::string skip;
+
+    EioMount(const std::string& mode, const std::vector<std::string>& seeds) {
+        if (::access("/dev/fuse", R_OK | W_OK) != 0) {
+            skip = "/dev/fuse is missing or not usable here: " + std::string(std::strerror(errno));
+            return;
+        }
+        fs::create_directory(root);
+        std::vector<std::string> args = {LOCKPROF_EIO_FS, mode, root.string()};
+        args.insert(args.end(), seeds.begin(), seeds.end());
+        pid = ::fork();
+        if (pid == 0) {
+            std::vector<char*> argv;
+            for (auto& a : args) argv.push_back(a.data());
+            argv.push_back(nullptr);
+            const int quiet = ::open((dir / "fs.log").c_str(), O_WRONLY | O_CREAT, 0644);
+            if (quiet >= 0) ::dup2(quiet, STDERR_FILENO);
+            ::execv(argv[0], argv.data());
+            ::_exit(127);
+        }
+        // Until the mount is there or the helper gave up (a container without CAP_SYS_ADMIN).
+        for (int i = 0; i < 1000; ++i) {
+            struct statfs st {};
+            if (::statfs(root.c_str(), &st) == 0 && st.f_type == kFuseMagic) return;
+            int status = 0;
+            if (::waitpid(pid, &status, WNOHANG) == pid) {
+                pid = -1;
+                skip =
+                    "the FUSE filesystem could not be mounted (a container without "
+                    "CAP_SYS_ADMIN?): " +
+                    read_all(dir / "fs.log");
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        skip = "the FUSE filesystem did not appear within 10 s";
+    }
+    ~EioMount() {
+        if (pid <= 0) return;
+        if (::umount2(root.c_str(), MNT_DETACH) != 0)
+            std::system(
+                ("fusermount3 -u -z " + shell_quote(root.string()) + " 2>/dev/null").c_str());
+        for (int i = 0; i < 500; ++i) {  // the helper ends once unmounted
+            if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
+    fs::path operator/(const std::string& name) const { return root / name; }
+    std::vector<std::string> names() const {
+        std::vector<std::string> out;
+        for (const auto& e : fs::directory_iterator(root)) out.push_back(e.path().filename());
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+};
+
+#define MOUNT_OR_SKIP(m) \
+    if (!(m).skip.empty()) GTEST_SKIP() << (m).skip
+
+// One output that fails: exit 1, one stderr line naming it and "Input/output error", and the
+// folder as it was (the old file with its old content, no temporary, no partial file).
+void expect_eio(const EioMount& m, const std::vector<std::string>& args, const fs::path& out,
+                const std::string& label) {
+    const auto before = m.names();
+    const auto r = run_lockprof(args);
+    EXPECT_EQ(r.exit_code, 1) << label << ": " << r.err;
+    const std::string line = "cannot write '" + out.string() + "': Input/output error";
+    EXPECT_EQ(occurrences(r.err, line), 1) << label << ": " << r.err;
+    EXPECT_EQ(occurrences(r.err, "Input/output error"), 1) << label << ": " << r.err;
+    EXPECT_EQ(m.names(), before) << label << ": a file was left behind or removed";
+    if (fs::exists(out)) {
+        EXPECT_EQ(slurp(out), "old\n") << label << ": the old file changed";
+    }
+}
+
+// Inputs the file-reading commands need, written outside the EIO filesystem.
+struct EioInputs {
+    TempDir dir;
+    fs::path result = dir / "r.json", folded = dir / "f.folded", script = dir / "p.txt";
+    EioInputs() {
+        EXPECT_EQ(run_lockprof({"--lock=tas", "--threads=1", "--duration=5ms", "--trials=1",
+                                "--quiet", "--output", result.string()})
+                      .exit_code,
+                  0);
+        std::ofstream(folded) << "main;worker;lock 3\nmain;other 2\n";
+        std::ofstream(script) << "prog 100 1.0: 1 cycles:\n\tffff0001 spin+0x1 (/bin/prog)\n"
+                                 "\tffff0002 main+0x2 (/bin/prog)\n\n";
+    }
+};
+
+// Every kind of output, each alone, into a filesystem whose every write fails with EIO: as a
+// new file and over an existing one.
+TEST(FaultBattery, EveryOutputOntoAFilesystemFailingWritesWithEio) {
+    EioMount m("write", {"old.json=old\n", "old.csv=old\n", "old.html=old\n", "old.svg=old\n"});
+    MOUNT_OR_SKIP(m);
+    EioInputs in;
+    const std::vector<std::string> sweep = {"--lock=tas", "--threads=1", "--duration=5ms",
+                                            "--trials=1", "--quiet"};
+    const auto run_with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = sweep;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    struct Case {
+        std::string label;
+        std::vector<std::string> args;
+        fs::path out;
+    };
+    std::vector<Case> cases = {
+        {"run --output", run_with({"--output", (m / "r.json").string()}), m / "r.json"},
+        {"run --output over a file", run_with({"--output", (m / "old.json").string()}),
+         m / "old.json"},
+        {"run --csv", run_with({"--csv", (m / "old.csv").string()}), m / "old.csv"},
+        {"run --report", run_with({"--report", (m / "old.html").string()}), m / "old.html"},
+        {"run --plot", run_with({"--plot", (m / "p.svg").string()}), m / "p.svg"},
+        {"report -o",
+         {"report", in.result.string(), "-o", (m / "old.html").string()},
+         m / "old.html"},
+        {"compare -o",
+         {"compare", in.result.string(), in.result.string(), "-o", (m / "c.txt").string()},
+         m / "c.txt"},
+        {"flamegraph -o",
+         {"flamegraph", in.folded.string(), "-o", (m / "old.svg").string()},
+         m / "old.svg"},
+        {"fold -o", {"fold", in.script.string(), "-o", (m / "f.folded").string()}, m / "f.folded"},
+        {"record --output",
+         {"record", "--event", "task_clock", "--quiet", "--output", (m / "rec.json").string(), "--",
+          "/bin/true"},
+         m / "rec.json"},
+    };
+    if (sampling_works()) {
+        for (const std::string option :
+             {"--samples-out", "--folded", "--flamegraph", "--pprof", "--speedscope"}) {
+            const fs::path out = m / ("s" + option.substr(2));
+            cases.push_back({"run " + option, run_with({"--sample", option, out.string()}), out});
+        }
+    } else {
+        std::cout << "sampling does not work here: the sampled outputs are not tried\n";
+    }
+    for (const auto& c : cases) expect_eio(m, c.args, c.out, c.label);
+}
+
+// EIO reported late: after part of the file went through (a write cut short, then EIO), only
+// at fsync, only at close. The temporary's data reached the filesystem; lockprof must still
+// see that the file is not safe and leave the old one.
+TEST(FaultBattery, EioAfterSomeBytesAtFsyncOrAtCloseIsNoticed) {
+    for (const std::string mode : {"after:100", "fsync", "flush"}) {
+        SCOPED_TRACE(mode);
+        EioMount m(mode, {"old.json=old\n"});
+        MOUNT_OR_SKIP(m);
+        for (const std::string name : {"new.json", "old.json"})
+            expect_eio(m,
+                       {"--lock=tas", "--threads=1", "--duration=5ms", "--trials=1", "--quiet",
+                        "--output", (m / name).string()},
+                       m / name, mode + ", " + name);
+    }
+}
+
+// The filesystem itself works: what fails is what the mode says. Without this the tests above
+// would pass on a filesystem that fails everything.
+TEST(FaultBattery, EioFilesystemWritesWholeFilesWhenNotFailing) {
+    EioMount m("after:100000000", {"old.json=old\n"});
+    MOUNT_OR_SKIP(m);
+    const auto r = run_lockprof({"--lock=tas", "--threads=1", "--duration=5ms", "--trials=1",
+                                 "--quiet", "--output", (m / "old.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(invalid({Kind::run_json, m / "old.json"}, ""), "");
+    EXPECT_EQ(m.names(), std::vector<std::string>{"old.json"});
+}
+#else
+TEST(FaultBattery, EioOnAFilesystem) {
+    GTEST_SKIP() << "libfuse3 was not found at build time (pkg-config fuse3; Debian's "
+                    "libfuse3-dev): the EIO filesystem tests are not built";
+}
+#endif
 
 }  // namespace
 }  // namespace lockprof::test

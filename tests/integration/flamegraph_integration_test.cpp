@@ -1,7 +1,7 @@
 // End to end: flamegraph SVGs run in a real browser (headless Chromium) without script errors,
 // their zoom/search code works there, and a real `perf record -g` recording round-trips
 // through `perf script | lockprof fold | lockprof flamegraph`. Each test skips, saying why,
-// when its tool (chromium, perf) is missing. Screenshots land in LOCKPROF_ARTIFACT_DIR.
+// when its tool (chromium, perf) is missing. Screenshots land in LOCKPROF_ARTIFACT_DIR/flamegraph.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,45 +10,23 @@
 #include <regex>
 
 #include "cli/cli_runner.hpp"
+#include "integration/chromium.hpp"
 
 namespace fs = std::filesystem;
+using lockprof::test::chromium_command;
+using lockprof::test::dom_attribute;
+using lockprof::test::find_program;
 using lockprof::test::read_all;
 using lockprof::test::run_lockprof;
+using lockprof::test::shell;
 using lockprof::test::shell_quote;
+using lockprof::test::ShellResult;
 using lockprof::test::TempDir;
 
 namespace {
 
-std::string find_program(const std::vector<std::string>& names) {
-    for (const auto& name : names)
-        if (std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0) return name;
-    return {};
-}
-
-struct Shell {
-    int status;
-    std::string out, err;
-};
-Shell sh(const std::string& command) {
-    TempDir capture;
-    const int s = std::system((command + " >" + shell_quote((capture / "o").string()) + " 2>" +
-                               shell_quote((capture / "e").string()))
-                                  .c_str());
-    return {WIFEXITED(s) ? WEXITSTATUS(s) : 128, read_all(capture / "o"), read_all(capture / "e")};
-}
-
-// Headless Chromium with the flags that work as root in a VM without network or GPU.
-std::string chromium_command(const std::string& browser, const fs::path& profile,
-                             const std::string& action, const std::string& url) {
-    return "timeout 90 " + browser +
-           " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-           "--disable-background-networking --disable-component-update --disable-sync "
-           "--enable-logging=stderr --v=0 --virtual-time-budget=3000 --user-data-dir=" +
-           shell_quote(profile.string()) + " " + action + " " + shell_quote(url);
-}
-
 // Script errors show up on the root element (the SVG's error handler) and as console lines.
-std::string script_errors(const Shell& run) {
+std::string script_errors(const ShellResult& run) {
     std::string found;
     std::smatch m;
     if (std::regex_search(run.out, m, std::regex("data-lockprof-error=\"([^\"]*)\"")))
@@ -86,12 +64,6 @@ window.addEventListener("load", function () {
     return svg;
 }
 
-std::string attribute(const std::string& dom, const std::string& name) {
-    std::smatch m;
-    if (std::regex_search(dom, m, std::regex(name + "=\"([^\"]*)\""))) return m[1].str();
-    return {};
-}
-
 }  // namespace
 
 TEST(FlamegraphChromium, RendersWithoutScriptErrorsZoomsSearchesAndScreenshots) {
@@ -118,45 +90,46 @@ TEST(FlamegraphChromium, RendersWithoutScriptErrorsZoomsSearchesAndScreenshots) 
         << "<svg xmlns=\"http://www.w3.org/2000/svg\"><script><![CDATA[window.addEventListener("
            "'error', function (e) { document.documentElement.setAttribute('data-lockprof-error', "
            "e.message); }); undefined_function();]]></script></svg>";
-    auto broken = sh(chromium_command(browser, dir / "profile", "--dump-dom",
-                                      "file://" + (dir / "broken.svg").string()));
+    auto broken = shell(chromium_command(browser, dir / "profile", "--dump-dom",
+                                         "file://" + (dir / "broken.svg").string()));
     ASSERT_EQ(broken.status, 0) << broken.err.substr(0, 2000);
     EXPECT_NE(script_errors(broken), "") << "the harness did not see a deliberate script error";
 
     for (const char* name : {"fg.svg", "diff.svg"}) {
-        auto run = sh(chromium_command(browser, dir / "profile", "--dump-dom",
-                                       "file://" + (dir / name).string() + "?s=lock"));
+        auto run = shell(chromium_command(browser, dir / "profile", "--dump-dom",
+                                          "file://" + (dir / name).string() + "?s=lock"));
         ASSERT_EQ(run.status, 0) << run.err.substr(0, 2000);
         EXPECT_EQ(script_errors(run), "") << name;
-        EXPECT_EQ(attribute(run.out, "data-lockprof-ready"), "1") << name << ": init did not run";
-        EXPECT_NE(attribute(run.out, "data-lockprof-matched"), "") << name << ": ?s= search";
+        EXPECT_EQ(dom_attribute(run.out, "data-lockprof-ready"), "1")
+            << name << ": init did not run";
+        EXPECT_NE(dom_attribute(run.out, "data-lockprof-matched"), "") << name << ": ?s= search";
     }
 
     // Zoom, reset and search inside the browser with the SVG's own functions.
     std::ofstream(dir / "driven.svg") << with_driver(read_all(dir / "fg.svg"), "lock");
-    auto driven = sh(chromium_command(browser, dir / "profile", "--dump-dom",
-                                      "file://" + (dir / "driven.svg").string()));
+    auto driven = shell(chromium_command(browser, dir / "profile", "--dump-dom",
+                                         "file://" + (dir / "driven.svg").string()));
     ASSERT_EQ(driven.status, 0);
     EXPECT_EQ(script_errors(driven), "");
-    ASSERT_EQ(attribute(driven.out, "data-test-done"), "1") << driven.out.substr(0, 1500);
+    ASSERT_EQ(dom_attribute(driven.out, "data-test-done"), "1") << driven.out.substr(0, 1500);
     // Two "lock" frames (cas, then tas in name order); the driver zoomed into the last one
     // found (tas: 850 of 1300): zoomed it spans the whole width (1180 px), reset its share.
-    EXPECT_NEAR(std::stod(attribute(driven.out, "data-test-zoom-width")), 1180, 0.01);
-    EXPECT_GT(std::stoi(attribute(driven.out, "data-test-hidden")), 0);
-    EXPECT_NEAR(std::stod(attribute(driven.out, "data-test-unzoom-width")), 1180.0 * 850 / 1300,
+    EXPECT_NEAR(std::stod(dom_attribute(driven.out, "data-test-zoom-width")), 1180, 0.01);
+    EXPECT_GT(std::stoi(dom_attribute(driven.out, "data-test-hidden")), 0);
+    EXPECT_NEAR(std::stod(dom_attribute(driven.out, "data-test-unzoom-width")), 1180.0 * 850 / 1300,
                 0.01);
     // "^lock$" matches both lock frames: (850 + 300) of 1300 samples.
-    EXPECT_EQ(attribute(driven.out, "data-lockprof-matched"), "88.5");
+    EXPECT_EQ(dom_attribute(driven.out, "data-lockprof-matched"), "88.5");
 
-    const fs::path artifacts = LOCKPROF_ARTIFACT_DIR;
+    const fs::path artifacts = fs::path(LOCKPROF_ARTIFACT_DIR) / "flamegraph";
     fs::create_directories(artifacts);
     for (const char* name : {"fg", "diff"}) {
         const auto png = artifacts / (std::string(name) + ".png");
         fs::remove(png);
-        auto shot =
-            sh(chromium_command(browser, dir / "profile",
-                                "--window-size=1200,600 --screenshot=" + shell_quote(png.string()),
-                                "file://" + (dir / (std::string(name) + ".svg")).string()));
+        auto shot = shell(
+            chromium_command(browser, dir / "profile",
+                             "--window-size=1200,600 --screenshot=" + shell_quote(png.string()),
+                             "file://" + (dir / (std::string(name) + ".svg")).string()));
         ASSERT_EQ(shot.status, 0) << shot.err.substr(0, 2000);
         ASSERT_TRUE(fs::exists(png)) << png;
         EXPECT_EQ(read_all(png).substr(1, 3), "PNG");
@@ -179,13 +152,13 @@ __attribute__((noinline)) void spin_outer(long n) { spin_leaf(n); sink++; }
 int main(void) { for (int k = 0; k < 400; k++) spin_outer(400000); printf("%lu\n", sink); return 0; }
 )";
     const auto d = [&](const char* f) { return shell_quote((dir / f).string()); };
-    auto build = sh(cc + " -O1 -fno-omit-frame-pointer -o " + d("spin") + " " + d("spin.c"));
+    auto build = shell(cc + " -O1 -fno-omit-frame-pointer -o " + d("spin") + " " + d("spin.c"));
     ASSERT_EQ(build.status, 0) << build.err;
-    auto record = sh("perf record -q -e cpu-clock -g -o " + d("perf.data") + " " + d("spin"));
+    auto record = shell("perf record -q -e cpu-clock -g -o " + d("perf.data") + " " + d("spin"));
     if (record.status != 0)
         GTEST_SKIP() << "perf record -e cpu-clock failed here (perf_event_paranoid, seccomp?): "
                      << record.err.substr(0, 300);
-    auto script = sh("{ perf script -i " + d("perf.data") + " > " + d("perf.txt") + "; }");
+    auto script = shell("{ perf script -i " + d("perf.data") + " > " + d("perf.txt") + "; }");
     ASSERT_EQ(script.status, 0) << script.err.substr(0, 500);
 
     auto r = run_lockprof({"fold", (dir / "perf.txt").string(), "-o", (dir / "p.folded").string()});
@@ -210,7 +183,7 @@ int main(void) { for (int k = 0; k < 400; k++) spin_outer(400000); printf("%lu\n
     const auto svg = read_all(dir / "p.svg");
     EXPECT_NE(svg.find("<title>spin_leaf ("), std::string::npos);
     if (!find_program({"xmllint"}).empty()) {
-        auto lint = sh("xmllint --noout " + d("p.svg"));
+        auto lint = shell("xmllint --noout " + d("p.svg"));
         EXPECT_EQ(lint.status, 0) << lint.err;
     }
 }

@@ -15,6 +15,7 @@
 namespace fs = std::filesystem;
 using lockprof::test::read_all;
 using lockprof::test::run_lockprof;
+using lockprof::test::shell;
 using lockprof::test::shell_quote;
 using lockprof::test::TempDir;
 
@@ -22,17 +23,6 @@ namespace {
 
 bool have(const std::string& name) {
     return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
-}
-
-struct Shell {
-    int status;
-    std::string err;
-};
-Shell sh(const std::string& command) {
-    TempDir capture;
-    const auto err = (capture / "e").string();
-    const int s = std::system((command + " 2>" + shell_quote(err)).c_str());
-    return {WIFEXITED(s) ? WEXITSTATUS(s) : 128, read_all(err)};
 }
 
 constexpr const char* kLibrary = R"(
@@ -111,20 +101,20 @@ class PerfData : public ::testing::Test {
         if (!have("c++")) GTEST_SKIP() << "no C++ compiler to build the profiled program";
         std::ofstream(dir / "work.c") << kLibrary;
         std::ofstream(dir / "prog.cpp") << kProgram;
-        auto lib = sh("cc -O1 -fno-omit-frame-pointer -fPIC -shared -o " + d("libwork.so") + " " +
-                      d("work.c"));
+        auto lib = shell("cc -O1 -fno-omit-frame-pointer -fPIC -shared -o " + d("libwork.so") +
+                         " " + d("work.c"));
         ASSERT_EQ(lib.status, 0) << lib.err;
-        auto prog = sh("c++ -O2 -fno-omit-frame-pointer -pthread -o " + d("prog") + " " +
-                       d("prog.cpp") + " -L" + shell_quote(dir.path.string()) +
-                       " -lwork -Wl,-rpath," + shell_quote(dir.path.string()));
+        auto prog = shell("c++ -O2 -fno-omit-frame-pointer -pthread -o " + d("prog") + " " +
+                          d("prog.cpp") + " -L" + shell_quote(dir.path.string()) +
+                          " -lwork -Wl,-rpath," + shell_quote(dir.path.string()));
         ASSERT_EQ(prog.status, 0) << prog.err;
-        auto record = sh("perf record -q -F 2000 -e cpu-clock -g -o " + d("perf.data") + " " +
-                         d("prog") + " >/dev/null");
+        auto record = shell("perf record -q -F 2000 -e cpu-clock -g -o " + d("perf.data") + " " +
+                            d("prog") + " >/dev/null");
         if (record.status != 0)
             GTEST_SKIP() << "perf record -e cpu-clock failed here (perf_event_paranoid, "
                             "seccomp?): "
                          << record.err.substr(0, 300);
-        auto script = sh("perf script -i " + d("perf.data") + " > " + d("perf.txt"));
+        auto script = shell("perf script -i " + d("perf.data") + " > " + d("perf.txt"));
         ASSERT_EQ(script.status, 0) << script.err.substr(0, 500);
     }
     std::string d(const char* file) const { return shell_quote((dir / file).string()); }
@@ -178,7 +168,7 @@ TEST_F(PerfData, ConvertAndFlamegraphReadPerfData) {
 
     // perf.data on standard input is recognised by its magic too.
     auto piped =
-        sh(shell_quote(LOCKPROF_BIN) + " fold < " + d("perf.data") + " > " + d("stdin.folded"));
+        shell(shell_quote(LOCKPROF_BIN) + " fold < " + d("perf.data") + " > " + d("stdin.folded"));
     ASSERT_EQ(piped.status, 0) << piped.err;
     EXPECT_EQ(read_all(dir / "stdin.folded"), read_all(dir / "fold.folded"));
 
@@ -189,7 +179,7 @@ TEST_F(PerfData, ConvertAndFlamegraphReadPerfData) {
     r = run_lockprof({"convert", p("perf.data"), "--pprof", p("perf.pb.gz")});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     if (!have("go")) GTEST_SKIP() << "go not installed (Debian: golang-go): pprof file unread";
-    auto top = sh("go tool pprof -top " + d("perf.pb.gz") + " > " + d("top.txt"));
+    auto top = shell("go tool pprof -top " + d("perf.pb.gz") + " > " + d("top.txt"));
     ASSERT_EQ(top.status, 0) << top.err;
     const auto text = read_all(dir / "top.txt");
     EXPECT_NE(text.find("lib_work"), std::string::npos) << text;

@@ -1,7 +1,7 @@
 // End to end: a real run writes an HTML report (and a sampled run's saved samples become a
 // report with hot instructions and the flamegraph); headless Chromium loads it offline, the
 // DOM holds every plot and table, the console stays clean, and a screenshot is written to
-// LOCKPROF_ARTIFACT_DIR. Skips, saying why, when chromium is missing.
+// LOCKPROF_ARTIFACT_DIR/report. Skips, saying why, when chromium is missing.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -30,12 +30,6 @@ window.addEventListener("load", function () {
 });
 </script>
 )";
-
-int count(const std::string& text, const std::string& what) {
-    int n = 0;
-    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-}
 
 }  // namespace
 
@@ -82,7 +76,7 @@ TEST(ReportChromium, LoadsOfflineWithPlotsTablesNoConsoleErrorsAndScreenshot) {
         EXPECT_GE(std::stoi(plots), 5) << name;
         EXPECT_EQ(dom_attribute(dom.out, "data-test-plots-drawn"), plots) << name;
         EXPECT_EQ(dom_attribute(dom.out, "data-test-markers"), "9") << name;
-        EXPECT_EQ(count(dom.out, "<tr><td><span class=\"swatch\""), 9 + 9)
+        EXPECT_EQ(occurrences(dom.out, "<tr><td><span class=\"swatch\""), 9 + 9)
             << name << ": 9 result rows and 9 latency rows";
     }
     // The saved samples give hot instructions and an embedded, script-driven flamegraph.
@@ -90,7 +84,7 @@ TEST(ReportChromium, LoadsOfflineWithPlotsTablesNoConsoleErrorsAndScreenshot) {
     EXPECT_NE(report.find("<table class=\"asm\">"), std::string::npos);
     EXPECT_NE(report.find("<iframe class=\"flamegraph\""), std::string::npos);
 
-    const fs::path artifacts = LOCKPROF_ARTIFACT_DIR;
+    const fs::path artifacts = fs::path(LOCKPROF_ARTIFACT_DIR) / "report";
     fs::create_directories(artifacts);
     const auto png = artifacts / "report.png";
     fs::remove(png);

@@ -27,6 +27,9 @@ struct CellComparison {
     Spread base;    // acquires/s per trial
     Spread other;   // acquires/s per trial
     Effect effect;  // other vs base (over processes when RunComparison::over_processes)
+    // --read-fraction > 0 in a run: its acquires/s taken shared and exclusive (summary.hpp),
+    // absent for a run without reads.
+    std::optional<Spread> base_reads, base_writes, other_reads, other_writes;
 };
 
 // A provenance or workload difference that can make a throughput difference meaningless.

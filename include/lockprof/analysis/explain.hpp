@@ -41,6 +41,10 @@ struct CellEvidence {
     Spread spins_per_acquire;
     Spread sleeps_per_acquire;  // pg-slock's pg_usleep
     Spread cpus_used;           // CPUs the threads ran on, on average (summary.hpp)
+    // --read-fraction > 0: acquires/s taken shared and exclusive, and each kind's latency
+    // where --latency measured both (summary.hpp).
+    std::optional<double> read_per_second, write_per_second;
+    std::optional<LatencySummary> read_latency, write_latency;
     std::vector<std::pair<std::string, Spread>> events_per_acquire;  // counted events only
     std::vector<DerivedMetric> derived;  // IPC, stxr fail ratio, where their inputs were counted
     // Sampling: sampled instructions of the annotated functions and the acquire loop's code.
@@ -59,6 +63,13 @@ struct ExplainThresholds {
     double min_rmw = 1.5;             // and the larger is at least this (retries happen)
     double exclusive_fail_ratio = 2.0;
     double cpu_use_ratio = 0.8;  // one lock's threads ran on at most this share of the other's CPUs
+    // A queue lock "spins locally" when it waited (at least this many polls per acquire) with
+    // at most queue_max_rmw read-modify-writes per acquire: the polls were plain loads.
+    double queue_min_spins = 1.0;
+    double queue_max_rmw = 3.0;
+    // A reader-writer lock makes its writers wait when their median or p99 acquire latency is
+    // at least this many times the readers'.
+    double writer_latency_ratio = 2.0;
     // The throughput verdict's confidence and equivalence band (verdict.hpp), the same the
     // run table uses; the pairs of one explain() call are one Bonferroni family.
     VerdictOptions verdict;

@@ -64,6 +64,10 @@ struct CellSummary {
     Spread min_max;
     Spread cv;
     std::optional<LatencySummary> latency;  // all trials merged
+    // --read-fraction > 0: the acquires taken shared (per trial, and per second of the window)
+    // and the exclusive rest per second; the latency of each kind when --latency measured it.
+    std::optional<Spread> read_acquires, read_acquires_per_second, write_acquires_per_second;
+    std::optional<LatencySummary> read_latency, write_latency;
     std::vector<EventSummary> events;
     std::vector<DerivedMetric> derived;    // IPC, stxr fail ratio (derived_events.hpp)
     std::optional<Comparison> comparison;  // absent for the baseline itself

@@ -23,6 +23,10 @@ struct CallAbi {
     std::size_t stack_pointer;        // index of the stack pointer
     std::optional<std::size_t> link;  // index of the link register (aarch64), if any
     bool return_address_on_stack;     // x86-64: the return address is the word at [sp]
+    // At a function's return (a uretprobe sample): the mask that samples the integer return
+    // value register alone (rax / x0), so the sampled array is that one register.
+    std::uint64_t return_regs_user;
+    const char* return_value_name;  // "rax" / "x0"
 };
 
 // The ABI of the machine lockprof was built for.
@@ -32,6 +36,10 @@ const CallAbi& call_abi();
 // holds too few registers.
 std::optional<std::uint64_t> argument(const CallAbi& abi, std::span<const std::uint64_t> regs,
                                       std::size_t n);
+
+// The integer return value from a return sample's registers (sampled with return_regs_user);
+// nullopt when the sample holds none.
+std::optional<std::uint64_t> return_value(const CallAbi& abi, std::span<const std::uint64_t> regs);
 
 // The return address at a function's entry: the link register, or the first word of the
 // sampled user stack (`stack`: the bytes from the stack pointer up). nullopt when missing.

@@ -162,12 +162,49 @@ inline std::uint64_t ticks() {
 #endif
 }
 
-// Busy work the optimiser cannot remove or shorten: `iterations` trips of a dependent loop.
-// Each worker calibrates it against the clock after pinning (workload/trial.cpp) to turn
-// nanoseconds into trips. The memory clobber makes it a compiler barrier: loads and stores
-// written before or after it (the critical section's data, the owner check) stay there.
+// Instructions one trip of burn()'s loop executes: a decrement and a conditional branch back,
+// on both architectures (lockhammer's blackhole() loop, `add; cbnz` / `add; jne`). So N
+// instructions of work are N / kBurnInstructionsPerTrip trips (`--critical-ins`).
+inline constexpr std::uint64_t kBurnInstructionsPerTrip = 2;
+
+// Instructions burn() executes around its loop whatever the trip count: the test that skips
+// the loop when there are no trips (aarch64 `cbz`; x86 `test` and `jz`).
+#if defined(LOCKPROF_ARCH_X86)
+inline constexpr std::uint64_t kBurnEntryInstructions = 2;
+#else
+inline constexpr std::uint64_t kBurnEntryInstructions = 1;
+#endif
+
+// Busy work the optimiser cannot remove, shorten or unroll: `iterations` trips of a loop written
+// in assembly, kBurnInstructionsPerTrip instructions each, so a trip count is also an exact
+// instruction count (tests/unit/workload/work_loop_disasm_test.cpp reads it back). Each worker
+// calibrates it against the clock after pinning (workload/trial.cpp) to turn nanoseconds into
+// trips, or takes the trips from an instruction count. The asm runs even for 0 trips, and its
+// memory clobber makes it a compiler barrier: loads and stores written before or after it (the
+// critical section's data, the exclusion check) stay there.
 inline void burn(std::uint64_t iterations) {
-    for (std::uint64_t i = 0; i < iterations; ++i) asm volatile("" : "+r"(i)::"memory");
+#if defined(LOCKPROF_ARCH_X86)
+    asm volatile(
+        "test %0, %0\n\t"
+        "jz 2f\n"
+        "1:\n\t"
+        "sub $1, %0\n\t"
+        "jnz 1b\n"
+        "2:"
+        : "+r"(iterations)
+        :
+        : "cc", "memory");
+#else
+    asm volatile(
+        "cbz %x0, 2f\n"
+        "1:\n\t"
+        "sub %x0, %x0, #1\n\t"
+        "cbnz %x0, 1b\n"
+        "2:"
+        : "+r"(iterations)
+        :
+        : "memory");
+#endif
 }
 
 // Everything that uses `value` is computed after this point, and no memory access moves across

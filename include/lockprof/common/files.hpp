@@ -18,4 +18,7 @@ std::string first_line(const std::filesystem::path& path);
 // an executable file in one of PATH's folders; with PATH unset, /usr/bin:/bin.
 bool program_exists(std::string_view program);
 
+// The last component of `path`: "libc.so.6" for "/usr/lib/x86_64-linux-gnu/libc.so.6".
+std::string base_name(const std::string& path);
+
 }  // namespace lockprof

@@ -16,6 +16,9 @@ std::uint64_t parse_duration_ns(std::string_view text, std::string_view option);
 // A non-negative integer with optional k/M/G suffix (powers of 1000): "50000", "50k".
 std::uint64_t parse_count(std::string_view text, std::string_view option);
 
+// A share from 0 to 1 ("0", "0.25", "1"); negative, above 1 or not a number is refused.
+double parse_fraction(std::string_view text, std::string_view option);
+
 // Comma-separated list; entries trimmed, empty entries refused.
 std::vector<std::string> split_list(std::string_view text, std::string_view option);
 

@@ -8,12 +8,15 @@
 #include "lockprof/locks/clh.hpp"
 #include "lockprof/locks/empty.hpp"
 #include "lockprof/locks/event_mutex.hpp"
+#include "lockprof/locks/lockref.hpp"
 #include "lockprof/locks/mcs.hpp"
 #include "lockprof/locks/osq.hpp"
 #include "lockprof/locks/pg_slock.hpp"
 #include "lockprof/locks/pthread_locks.hpp"
 #include "lockprof/locks/pthread_trylock.hpp"
 #include "lockprof/locks/qspinlock.hpp"
+#include "lockprof/locks/rw_cas.hpp"
+#include "lockprof/locks/spin_rw.hpp"
 #include "lockprof/locks/tas.hpp"
 #include "lockprof/locks/ticket.hpp"
 #include "lockprof/locks/ttas.hpp"
@@ -25,10 +28,11 @@ namespace lockprof::locks::inline LOCKPROF_FLAVOUR_NS {
 template <template <Delay> class... Locks>
 struct LockList {};
 
-using AllLocks = LockList<TasLock, TtasLock, CasLock, TtasCasLock, TasBackoffLock, TtasBackoffLock,
-                          TicketLock, McsLock, ClhLock, PgSlockLock, Pg13SlockLock, Pg15SlockLock,
-                          Pg18SlockLock, PthreadSpinLock, PthreadMutexLock, EmptyLock, QspinLock,
-                          OsqLock, PthreadTrylockLock, EventMutexLock>;
+using AllLocks =
+    LockList<TasLock, TtasLock, CasLock, TtasCasLock, TasBackoffLock, TtasBackoffLock, TicketLock,
+             McsLock, ClhLock, PgSlockLock, Pg13SlockLock, Pg15SlockLock, Pg18SlockLock,
+             PthreadSpinLock, PthreadMutexLock, EmptyLock, QspinLock, OsqLock, PthreadTrylockLock,
+             EventMutexLock, RwCasLock, SpinRwLock, LockrefLock, RefcountLock>;
 
 // Whether a lock provides mutual exclusion (all but the `empty` baseline).
 template <typename L>
@@ -89,6 +93,34 @@ constexpr std::string_view rmw_noun_in(std::string_view algorithm, LockList<Ls..
 }
 constexpr std::string_view rmw_noun(std::string_view algorithm) {
     return rmw_noun_in(algorithm, AllLocks{});
+}
+
+// Whether a lock is a queue lock (kQueue: mcs, clh, qspinlock, osq): each queued waiter polls a
+// node no other waiter polls (its own; CLH's, its predecessor's), not the lock word, and the
+// explanation's queue rule reads its figures so.
+template <typename L>
+constexpr bool queue_lock() {
+    if constexpr (requires { L::kQueue; })
+        return L::kQueue;
+    else
+        return false;
+}
+
+// queue_lock() and has_shared() of the lock named `algorithm` (false for names no lock has:
+// result files of other versions).
+template <template <Delay> class... Ls>
+constexpr bool is_queue_lock_in(std::string_view algorithm, LockList<Ls...>) {
+    return ((algorithm == Ls<Delay::none>::kName && queue_lock<Ls<Delay::none>>()) || ...);
+}
+constexpr bool is_queue_lock(std::string_view algorithm) {
+    return is_queue_lock_in(algorithm, AllLocks{});
+}
+template <template <Delay> class... Ls>
+constexpr bool has_shared_mode_in(std::string_view algorithm, LockList<Ls...>) {
+    return ((algorithm == Ls<Delay::none>::kName && has_shared<Ls<Delay::none>>()) || ...);
+}
+constexpr bool has_shared_mode(std::string_view algorithm) {
+    return has_shared_mode_in(algorithm, AllLocks{});
 }
 
 // flavour_independent() of the lock named `algorithm` (false for names no lock has).

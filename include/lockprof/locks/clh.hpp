@@ -34,6 +34,7 @@ struct alignas(arch::kCacheLine) ClhLock {
     static constexpr std::string_view kDescription =
         "queue lock: each waiter spins on its predecessor's node (Craig, Landin, Hagersten)";
     static constexpr std::string_view kRmwNoun = "atomic swaps";
+    static constexpr bool kQueue = true;  // each waiter polls its predecessor's node
     static constexpr DelayMask kDelays = kWaitDelays;
 
     struct alignas(arch::kFalseSharingRange) Node {

@@ -58,6 +58,22 @@ concept Lock = requires(L& lock, typename L::Context& context) {
     { L::kDelays } -> std::convertible_to<DelayMask>;
 };
 
+// A reader-writer lock: a Lock that also has a shared mode, which any number of holders take
+// at once while no holder has the lock exclusively (rw-cas, spin-rw). The measured loop takes
+// `--read-fraction` of its acquires this way (workload/loop.hpp); locks without it take every
+// acquire exclusive.
+template <typename L>
+concept SharedLock = Lock<L> && requires(L& lock, typename L::Context& context) {
+    {lock.lock_shared(context)};
+    { lock.try_lock_shared(context) } -> std::same_as<bool>;
+    {lock.unlock_shared(context)};
+};
+
+template <typename L>
+constexpr bool has_shared() {
+    return SharedLock<L>;
+}
+
 // The two ways a simple spinlock waits, shared by the algorithms that differ only in the atomic
 // they acquire with (exchange or compare-exchange):
 //

@@ -21,6 +21,7 @@ struct alignas(arch::kCacheLine) McsLock {
     static constexpr std::string_view kDescription =
         "queue lock: each waiter spins on its own node (Mellor-Crummey & Scott)";
     static constexpr std::string_view kRmwNoun = "atomic swaps";
+    static constexpr bool kQueue = true;  // each waiter polls a queue node of its own
     static constexpr DelayMask kDelays = kWaitDelays;
 
     struct alignas(arch::kFalseSharingRange) Node {

@@ -57,6 +57,7 @@ struct alignas(arch::kCacheLine) OsqLockT {
         "Linux optimistic spin queue (kernel/locking/osq_lock.c algorithm): MCS-like, a waiter "
         "unqueues after 65536 polls (models need_resched) and requeues";
     static constexpr std::string_view kRmwNoun = "tail exchanges and compare-and-swaps";
+    static constexpr bool kQueue = true;  // each waiter polls a queue node of its own
     static constexpr DelayMask kDelays = kWaitDelays;
 
     struct alignas(arch::kFalseSharingRange) Node {

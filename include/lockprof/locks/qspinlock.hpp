@@ -66,6 +66,7 @@ struct alignas(arch::kCacheLine) QspinLockT {
         "Linux queued spinlock (kernel/locking/qspinlock.c algorithm): locked byte, pending bit, "
         "MCS queue tail in one word";
     static constexpr std::string_view kRmwNoun = "compare-and-swaps, fetch-ors and tail exchanges";
+    static constexpr bool kQueue = true;  // each waiter polls a queue node of its own
     static constexpr DelayMask kDelays = kWaitDelays;
 
     static constexpr std::uint32_t kLockedVal = 1;

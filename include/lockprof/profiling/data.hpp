@@ -30,6 +30,13 @@ struct RawSample {
     std::uint64_t weight = 1;   // period this sample stands for (event counts; ns for clocks)
     std::vector<std::uint64_t> callchain;  // return addresses, innermost caller first
     std::uint32_t pid = 0;                 // process (thread group) id; 0 when not recorded
+    // --call-graph dwarf, until they are unwound into `callchain` and emptied
+    // (symbols::UnwinderCache): the user registers the kernel sampled
+    // (arch::unwind_registers()'s mask, in ascending perf register number) and its copy of the
+    // user stack from the stack pointer up.
+    // (Brace-initialised so the aggregate initialisations that stop at pid stay warning-free.)
+    std::vector<std::uint64_t> user_regs{};
+    std::vector<unsigned char> user_stack{};
 };
 
 // A file mapped into the measured process when the run ended, so saved samples can be resolved
@@ -75,6 +82,16 @@ struct SamplingInfo {
     Skid skid = Skid::arbitrary;  // what that level means on this CPU
     std::string precise_note;     // why precise_ip and skid are what they are
     bool kernel = false;          // kernel-mode code was sampled too (record --kernel)
+    // How call chains were taken (--call-graph): "fp", the kernel's walk of the frame pointers,
+    // or "dwarf", each sample's user registers and `stack_size` bytes of its stack, unwound by
+    // lockprof from the files' call frame information after the measurement.
+    std::string call_graph = "fp";
+    std::uint32_t stack_size = 0;  // dwarf: bytes of user stack copied per sample
+    std::string call_graph_note;   // why call_graph is not what was asked for ("" when it is)
+    // dwarf: samples unwound, those where no caller was found, and the time it took.
+    std::uint64_t unwound = 0;
+    std::uint64_t unwound_without_callers = 0;
+    double unwind_seconds = 0;
     std::vector<MappedModule> modules;
 };
 

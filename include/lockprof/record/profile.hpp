@@ -1,7 +1,8 @@
 // What a recording says: counter totals per process and overall, the hottest symbols across
 // every recorded process, the hottest functions annotated instruction by instruction (objdump
 // on whichever DSO holds them), and the spin-lock view: the samples in functions whose name
-// matches a lock pattern, with their hottest instructions.
+// matches a lock pattern, or whose DWARF inline chain holds such a function (a `static inline`
+// lock, as perf --inline finds it), with their hottest instructions.
 //
 // Processes with identical file mappings (postgres backends forked from one postmaster) are
 // resolved and annotated together.
@@ -47,6 +48,9 @@ struct SymbolShare {
     double weight = 0;
     double share = 0;  // of all samples' weight
     std::size_t processes = 0;
+    // The spin view's locks inlined into another function (`symbol` the lock, `short_name`
+    // "my_spin_lock (inlined into worker)"): the function it is inlined into, else "".
+    std::string inlined_into;
 };
 
 struct SpinInstruction {
@@ -63,6 +67,9 @@ struct SpinView {
     double share = 0;  // of all samples
     std::vector<SymbolShare> symbols;
     std::vector<SpinInstruction> hot_instructions;  // hottest first, up to 5
+    // When no samples match: the listed functions with neither line nor inline information
+    // (built without -g), into which an inlined lock could hide unseen; short names.
+    std::vector<std::string> without_debug_info;
 };
 
 struct Profile {

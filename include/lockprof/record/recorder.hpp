@@ -51,6 +51,9 @@ struct RecordSpec {
     // --spin: the functions to probe on entry and return (spin.hpp); empty: the known slow
     // paths found in the target; nullopt: no probes.
     std::optional<std::vector<std::string>> spin;
+    // --spin with --call-graph dwarf,SIZE: each entry also copies SIZE bytes of stack, up to
+    // kSpinStacksPerSite kept per call site and unwound into call stacks; 0: no stacks.
+    std::uint32_t spin_stack = 0;
     // Where /proc and /sys are read: "" (the machine's own) except in tests, whose fake
     // folder holds proc/ and sys/.
     std::string root;
@@ -90,7 +93,9 @@ struct RecordResult {
     std::vector<std::string> events;  // counted, in reading order
     std::vector<ProcessRecord> processes;
     std::optional<profiling::SamplingInfo> sampling;  // its modules are unused: per process
-    std::vector<profiling::RawSample> samples;        // with pid and tid
+    // With pid and tid; with --call-graph dwarf their stacks are unwound into `callchain` by
+    // the time record() returns (during the recording once the copies held pass 64 MiB).
+    std::vector<profiling::RawSample> samples;
     std::uint64_t samples_lost = 0;
     std::optional<SpinRecording> spin;  // --spin: every probed entry and return
     std::vector<std::string> notes;

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lockprof/export/folded.hpp"
 #include "lockprof/profiling/data.hpp"
 
 namespace lockprof::record {
@@ -30,11 +31,18 @@ enum class SpinArguments {
     pg_s_lock,  // s_lock(lock, const char* file, int line, const char* func)
 };
 
+// What a probed function's integer return value says.
+enum class SpinReturns {
+    nothing,    // not read
+    pg_delays,  // s_lock(): how many times perform_spin_delay() slept (pg_usleep) in this call
+};
+
 struct KnownSlowPath {
     const char* function;  // the symbol
     const char* owner;     // "PostgreSQL", "glibc"
     const char* meaning;   // what one entry is
     SpinArguments arguments;
+    SpinReturns returns = SpinReturns::nothing;
 };
 
 // The known slow paths, in the order --spin's default searches them.
@@ -49,6 +57,7 @@ struct SpinProbe {
     std::uint64_t address = 0;  // link-time address of the function
     std::uint64_t file_offset = 0;
     SpinArguments arguments = SpinArguments::lock_only;
+    SpinReturns returns = SpinReturns::nothing;
     std::string refused;  // why the kernel would not probe it ("" when probed)
 };
 
@@ -61,6 +70,10 @@ struct SpinPlan {
 };
 SpinPlan plan_spin(const std::vector<std::string>& functions,
                    const std::vector<std::string>& binaries);
+// The same search in files a process mapped after the start (dlopen): what they define of
+// `functions` (empty: the known slow paths); finding nothing is no error.
+SpinPlan extend_spin(const std::vector<std::string>& functions,
+                     const std::vector<std::string>& binaries);
 
 // The files to search for a process from its mappings: the executable first, then every
 // other mapped ELF file, once each (no [vdso]).
@@ -79,7 +92,21 @@ struct SpinHit {
     std::uint64_t file_pointer = 0, func_pointer = 0;  // pg_s_lock: arguments 1 and 3
     int line = 0;                                      // pg_s_lock: argument 2
     std::string file, func;  // pg_s_lock: the strings, read from the process or its files
+    std::optional<std::uint64_t> return_value;  // return: the function's integer result
+    // An entry's call stack (--call-graph dwarf; at most kSpinStacksPerSite kept per call
+    // site): not an entry of its own (the same call has its entry hit), its site read as an
+    // entry's. `callchain`: the return addresses from the caller outwards,
+    // unwound from `user_regs` and `user_stack`, which are emptied then.
+    bool is_stack = false;
+    std::vector<std::uint64_t> callchain;
+    std::vector<std::uint64_t> user_regs;
+    std::vector<unsigned char> user_stack;
 };
+
+// --call-graph dwarf: the entries' stacks kept per call site, a uniform random sample of those
+// recorded (reservoir sampling), so memory and unwinding stay bounded however often a site is
+// entered (a PostgreSQL backend's 75,000 s_lock entries a second).
+inline constexpr std::size_t kSpinStacksPerSite = 256;
 
 struct SpinRecording {
     std::vector<SpinProbe> probes;
@@ -87,6 +114,10 @@ struct SpinRecording {
     std::vector<SpinHit> hits;
     std::vector<std::uint64_t> kernel_entries;  // per probe: the kernel's exact count
     std::uint64_t lost = 0;                     // records lost to full buffers
+    std::uint32_t stack_size = 0;   // --call-graph dwarf,SIZE: bytes per stack copy; 0: none
+    std::uint64_t stacks_seen = 0;  // entries' stack records received
+    std::uint64_t stacks_lost = 0;  // stack records lost to full stack buffers
+    std::uint64_t stacks_unwound_without_callers = 0;
 };
 
 // The NUL-terminated string at `address` in process `pid` (process_vm_readv), at most 255
@@ -108,9 +139,19 @@ struct SpinSite {
     std::uint64_t entries = 0;
     std::uint64_t timed = 0;  // entries whose return was recorded too
     double total_ns = 0, mean_ns = 0, max_ns = 0;
+    // Sleeps in the slow path (SpinReturns::pg_delays: the sum of s_lock's results over the
+    // timed entries); nullopt when the function does not say.
+    std::optional<std::uint64_t> sleeps;
     std::vector<std::uint64_t> locks;  // distinct lock addresses, by entries, up to 8
     std::size_t distinct_locks = 0;
     std::size_t processes = 0;
+    // --call-graph dwarf: the call stacks of the site's sampled entries, most sampled first;
+    // frames outermost first, ending in the caller (the site's function).
+    struct Stack {
+        std::vector<std::string> frames;
+        std::uint64_t samples = 0;
+    };
+    std::vector<Stack> stacks;
 };
 
 struct SpinFunction {
@@ -119,6 +160,7 @@ struct SpinFunction {
     std::uint64_t entries = 0;         // recorded
     std::uint64_t kernel_entries = 0;  // the kernel's count (exact)
     double total_ns = 0;
+    std::optional<std::uint64_t> sleeps;  // as SpinSite::sleeps
 };
 
 struct SpinProfile {
@@ -126,8 +168,12 @@ struct SpinProfile {
     std::vector<SpinSite> sites;  // by total time, then entries
     std::uint64_t entries = 0, timed = 0;
     double total_ns = 0;
+    std::optional<std::uint64_t> sleeps;  // over the functions that say
     std::vector<std::string> searched;
     std::vector<std::string> notes;
+    std::uint32_t stack_size = 0;     // --call-graph dwarf,SIZE; 0: no call stacks
+    std::uint64_t stacks_seen = 0;    // entries' stack records received
+    std::uint64_t stack_samples = 0;  // of them, kept and matched to a site
 };
 
 // Pairs each thread's entries with their returns (in time order, innermost first) and groups
@@ -136,5 +182,12 @@ struct SpinProfile {
 SpinProfile analyse_spin(
     const SpinRecording& recording,
     const std::function<const std::vector<profiling::MappedModule>*(std::uint32_t)>& modules_of);
+
+// The time in the slow paths per call site as folded stacks, for a flamegraph of where
+// contended acquisitions waited: "CALLER;FUNCTION at SITE" weighted by the nanoseconds from
+// entry to return of the timed entries (record --spin-folded, --spin-flamegraph). With call
+// stacks (--call-graph dwarf), a site's time is split over its sampled stacks by how many
+// samples each has, and each reads "OUTERMOST;...;CALLER;FUNCTION at SITE".
+exporting::FoldedStacks spin_folded(const SpinProfile& profile);
 
 }  // namespace lockprof::record

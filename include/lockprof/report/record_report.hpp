@@ -1,8 +1,10 @@
 // Outputs of `lockprof record`: the terminal report (counters per process and in total, the
-// hottest symbols, annotated hot functions, the spin-lock view, notes) and the JSON document
-// (schema "lockprof-record", documented in docs/record.md).
+// hottest symbols, annotated hot functions, the spin-lock view, notes), the JSON document
+// (schema "lockprof-record", documented in docs/record.md) and the HTML report rendered from it
+// (record_html.cpp).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,5 +27,27 @@ std::string render_record(const record::RecordResult& result, const record::Prof
 std::string spin_sentence(const record::Profile& profile);
 
 nlohmann::json record_to_json(const record::RecordResult& result, const record::Profile& profile);
+
+// "12.30 ms", "850 ns": a slow-path time of --spin's tables.
+std::string duration_text(double ns);
+
+// Whether `doc` says it is a recording (schema lockprof-record).
+bool is_recording(const nlohmann::json& doc);
+
+// The JSON document of the file at `path` when it is a recording; nullopt otherwise (a run
+// result, or a file that is unreadable or not JSON, which read_result() then refuses).
+std::optional<nlohmann::json> read_recording(const std::string& path);
+
+// A recording's self-contained HTML report (docs/reports.md): its target and provenance,
+// counters, hottest symbols, annotated functions, the spin-lock view and the --spin call sites.
+// Rendered from the JSON document, as `record --output` writes it and `lockprof report` reads it
+// back, so `record --report` and `lockprof report` of its --output write the same bytes. Throws
+// UsageError, naming what is missing, for a document that is not a whole recording.
+std::string render_record_html(const nlohmann::json& doc, const std::string& title);
+
+// render_record_html() of the document as a file holds it: record_to_json() written by
+// json_text() and parsed again, so every string and number is what the file gives back.
+std::string render_record_html(const record::RecordResult& result, const record::Profile& profile,
+                               const std::string& title);
 
 }  // namespace lockprof::report

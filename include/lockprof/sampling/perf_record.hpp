@@ -15,14 +15,16 @@ namespace lockprof::sampling {
 
 // What decides a record's layout: the event's perf_event_attr fields that shape it.
 struct RecordLayout {
-    std::uint64_t sample_type = 0;  // PERF_SAMPLE_* bits
-    std::uint64_t read_format = 0;  // PERF_FORMAT_* bits (PERF_SAMPLE_READ's layout)
-    bool sample_id_all = false;     // side-band records end with the sample_id trailer
+    std::uint64_t sample_type = 0;       // PERF_SAMPLE_* bits
+    std::uint64_t read_format = 0;       // PERF_FORMAT_* bits (PERF_SAMPLE_READ's layout)
+    bool sample_id_all = false;          // side-band records end with the sample_id trailer
+    std::uint64_t sample_regs_user = 0;  // PERF_SAMPLE_REGS_USER's register mask
 };
 
-// The fields of a PERF_RECORD_SAMPLE up to and including the call chain (the kernel writes
-// them in this order; later fields, RAW, BRANCH_STACK, REGS..., are not decoded). Fields the
-// layout does not have, or that lie past the record's end, are 0.
+// The fields of a PERF_RECORD_SAMPLE up to and including the user stack (the kernel writes
+// them in this order; RAW is skipped; after a BRANCH_STACK, whose size depends on the
+// event's branch_sample_type, nothing more is decoded; later fields, WEIGHT, DATA_SRC...,
+// are not decoded). Fields the layout does not have, or that lie past the record's end, are 0.
 struct SampleFields {
     std::uint64_t identifier = 0, ip = 0;
     std::uint32_t pid = 0, tid = 0;
@@ -34,12 +36,27 @@ struct SampleFields {
     // count when the record ends first.
     const unsigned char* chain = nullptr;
     std::uint64_t chain_size = 0;
+    // PERF_SAMPLE_REGS_USER: the ABI (PERF_SAMPLE_REGS_ABI_NONE, 0, when the task had no user
+    // registers, a kernel thread) and `regs_count` registers at `regs` (unaligned; regs_at), in
+    // ascending perf register number of RecordLayout::sample_regs_user.
+    std::uint64_t regs_abi = 0;
+    const unsigned char* regs = nullptr;
+    std::uint64_t regs_count = 0;
+    // PERF_SAMPLE_STACK_USER: the bytes copied from the user stack pointer up. `stack_size` is
+    // the size asked for (sample_stack_user), `stack_dyn_size` how many of them the kernel could
+    // copy (the rest is padding).
+    const unsigned char* stack = nullptr;
+    std::uint64_t stack_size = 0, stack_dyn_size = 0;
     // False when the record ended before a field the layout names (the call chain included).
     bool complete = true;
 
-    std::uint64_t chain_at(std::uint64_t i) const {
+    std::uint64_t chain_at(std::uint64_t i) const { return word_at(chain, i); }
+    std::uint64_t regs_at(std::uint64_t i) const { return word_at(regs, i); }
+
+  private:
+    static std::uint64_t word_at(const unsigned char* words, std::uint64_t i) {
         std::uint64_t v = 0;
-        std::memcpy(&v, chain + i * 8, 8);
+        std::memcpy(&v, words + i * 8, 8);
         return v;
     }
 };

@@ -3,7 +3,9 @@
 // Two implementations behind profiling::Instrumentation, both per thread and opened by the
 // thread they measure (pid 0, cpu -1):
 //  - perf: a non-inherited perf_event with an mmap ring buffer (the kernel refuses mmap on
-//    inherited events). PERF_SAMPLE_IP | TID | TIME | PERIOD | CALLCHAIN, user space only.
+//    inherited events). PERF_SAMPLE_IP | TID | TIME | PERIOD | CALLCHAIN, user space only;
+//    with --call-graph dwarf also REGS_USER | STACK_USER, unwound when the thread's
+//    measurement ends (collect()).
 //  - timer: a CLOCK_THREAD_CPUTIME_ID POSIX timer signalling its own thread (SIGEV_THREAD_ID);
 //    the handler records the interrupted PC and a frame-pointer call chain into a buffer
 //    allocated before the trial. For machines where perf_event_open is missing or denied.
@@ -43,7 +45,16 @@ struct SamplerRequest {
     // Sample kernel-mode code too (record --kernel): system calls and faults then show as
     // "[kernel]" instead of going unsampled. Needs perf_event_paranoid <= 1 or CAP_PERFMON.
     bool include_kernel = false;
+    // --call-graph dwarf: copy this many bytes of each sample's user stack, with the user
+    // registers an unwinder starts from (PERF_SAMPLE_STACK_USER, PERF_SAMPLE_REGS_USER), and
+    // unwind them after the measurement (symbols/unwinder.hpp); 0: the kernel's frame-pointer
+    // call chains. The timer sampler cannot copy stacks.
+    std::uint32_t dwarf_stack = 0;
 };
+
+// The buffer of a sampling event: 16 data pages for frame-pointer samples; with stack copies,
+// enough pages for about 128 samples (the copy plus ~512 bytes each), at most 256 (1 MiB).
+std::size_t ring_data_pages(const perf_event_attr& attr);
 
 class Sampler : public profiling::Instrumentation {
   public:
@@ -74,6 +85,11 @@ std::unique_ptr<Sampler> make_perf_sampler(const perf_event_attr& attr,
 std::unique_ptr<Sampler> make_timer_sampler(std::uint64_t period_ns,
                                             std::optional<std::uint64_t> window_ns,
                                             profiling::SamplingInfo info);
+
+// How the call stacks were taken, in one line for the reports: "frame pointers (the kernel's
+// walk)", or for --call-graph dwarf the stack size, how many samples were unwound, in how long,
+// and how many found no caller.
+std::string call_graph_summary(const profiling::SamplingInfo& info);
 
 // What the precise_ip the kernel granted means for samples of `event` on `isa`: the skid and
 // the note the annotation prints. `hardware`: counted by a PMU (software clocks have no precise

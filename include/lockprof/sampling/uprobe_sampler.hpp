@@ -6,6 +6,13 @@
 // TaskSampler does. All the events of one thread (one CPU) write to one ring buffer, their
 // records told apart by PERF_SAMPLE_IDENTIFIER. The kernel also counts each event's hits, so
 // entries are exact even when a full buffer loses records.
+//
+// With stacks (`record --spin --call-graph dwarf`), each function also gets a third event on
+// its entry that records the registers an unwinder needs and a copy of the user stack, into a
+// ring buffer of its own: its big records never push the entries and returns out, and when
+// it is full the kernel drops stack records only (counted apart). Each copy carries the call
+// ABI's registers too, so it names its call site as an entry does; the recorder keeps a
+// bounded random sample of them per call site.
 #pragma once
 
 #include <sys/types.h>
@@ -33,22 +40,36 @@ struct UprobeTarget {
 struct UprobeHit {
     std::size_t probe = 0;  // index into the sampler's targets
     bool is_return = false;
+    // An entry's stack, recorded besides the exact entry record of the same call: regs and
+    // return_address as an entry's, plus the user registers for the unwinder
+    // (arch::unwind_registers()'s mask) and the stack copy.
+    bool is_stack = false;
+    std::vector<std::uint64_t> user_regs;
+    std::vector<unsigned char> user_stack;
     std::uint32_t pid = 0, tid = 0;
     std::uint64_t time_ns = 0;                    // perf clock
     std::vector<std::uint64_t> regs;              // entry: the call ABI's registers
     std::optional<std::uint64_t> return_address;  // entry
+    std::optional<std::uint64_t> return_value;    // return: rax / x0
 };
 
 class UprobeSampler {
   public:
-    UprobeSampler(const pmu::UprobePmu& pmu, std::vector<UprobeTarget> targets);
+    // `stack_size`: bytes of user stack the stack events copy (--call-graph dwarf,SIZE); 0
+    // for no stack events.
+    UprobeSampler(const pmu::UprobePmu& pmu, std::vector<UprobeTarget> targets,
+                  std::uint32_t stack_size = 0);
     ~UprobeSampler();
     UprobeSampler(const UprobeSampler&) = delete;
     UprobeSampler& operator=(const UprobeSampler&) = delete;
 
-    // Probes every target's entries and returns in thread `tid` from now on. Returns 0, or
-    // the errno perf_event_open (or mmap) gave, with `failed` the target it gave it for.
-    int attach_task(pid_t tid, std::size_t& failed);
+    // Probes every target's entries and returns in thread `tid` from now on (the targets from
+    // index `from` on: those added later to a thread probed already). Returns 0, or the errno
+    // perf_event_open (or mmap) gave, with `failed` the target it gave it for.
+    int attach_task(pid_t tid, std::size_t& failed, std::size_t from = 0);
+    // More targets (functions in a library a process loaded later), at the end of targets(),
+    // checked as check_targets() does; returns the index of the first.
+    std::size_t add_targets(std::vector<UprobeTarget> targets);
     // Probes `pid` and every thread and process it starts on each of `cpus`, from its next
     // exec on (open between fork and exec).
     int attach_inherited(pid_t pid, const std::vector<int>& cpus, std::size_t& failed);
@@ -65,11 +86,13 @@ class UprobeSampler {
     };
     std::vector<Counts> counts() const;
     std::uint64_t lost() const;
+    // Stack records lost to full stack buffers (the entries and returns are not affected).
+    std::uint64_t stacks_lost() const;
     std::vector<std::string> notes() const { return {notes_.begin(), notes_.end()}; }
     // Opens each target's entry probe on lockprof's own process, where the kernel checks the
     // instruction when lockprof maps the file too (glibc): a refused target is dropped now
     // rather than when an inherited event is enabled at the command's exec, silently.
-    void check_targets();
+    void check_targets(std::size_t from = 0);
     // Targets the kernel refused to probe at all (said in notes()), dropped from every attach,
     // and why ("" when not refused).
     bool unusable(std::size_t target) const { return unusable_.count(target) > 0; }
@@ -82,13 +105,17 @@ class UprobeSampler {
         int fd = -1;
         std::size_t probe = 0;
         bool is_return = false;
+        bool is_stack = false;
     };
-    int open_all(pid_t pid, int cpu, bool inherited, std::size_t& failed);
+    int open_all(pid_t pid, int cpu, bool inherited, std::size_t& failed, std::size_t from = 0);
+    void open_stacks(pid_t pid, int cpu, bool inherited, std::size_t from);
     void refuse(std::size_t target, int error);
 
     pmu::UprobePmu pmu_;
     std::vector<UprobeTarget> targets_;
+    std::uint32_t stack_size_ = 0;
     std::vector<std::shared_ptr<RingBuffer>> rings_;
+    std::vector<std::shared_ptr<RingBuffer>> stack_rings_;
     std::vector<Event> events_;                 // every open event (ring owners included)
     std::map<std::uint64_t, std::size_t> ids_;  // kernel event id -> index in events_
     std::vector<int> extra_fds_;                // events writing to another's ring

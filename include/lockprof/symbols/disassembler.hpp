@@ -34,8 +34,8 @@ struct Instruction {
     // <pthread_spin_lock@plt>", where a bare address says nothing.
     std::string listing_text() const;
     bool is_branch() const;  // any direct or conditional jump (not calls): mnemonics.hpp
-    // An atomic read-modify-write (mnemonics.hpp's is_atomic) or a call to an outline-atomics
-    // helper ("bl __aarch64_swp4_acq").
+    // An atomic read-modify-write (mnemonics.hpp's is_atomic; an x86 xchg only with a memory
+    // operand) or a call to an outline-atomics helper ("bl __aarch64_swp4_acq").
     bool is_atomic() const;
     bool is_backward_branch() const {
         return is_branch() && branch_target && *branch_target <= address;

@@ -43,8 +43,12 @@ inline constexpr std::string_view kVdso = "[vdso]";
 inline constexpr std::string_view kKernel = "[kernel]";
 
 // The file-backed mappings of process `pid` (0: this process), with GNU build ids, and its
-// vDSO (path kVdso, no build id).
+// vDSO (path kVdso, no build id). Throws when its maps cannot be read.
 std::vector<profiling::MappedModule> process_modules(pid_t pid = 0);
+
+// The same from a /proc/PID/maps text already read: for another process, which may exit at
+// any moment, read its maps once and use this, so that the text checked is the text used.
+std::vector<profiling::MappedModule> modules_of_maps(std::string_view maps);
 
 // The mappings process_modules keeps from the text of a /proc/PID/maps file (files and the
 // vDSO), without build ids: its parser, on the file's text (tests/fuzz feeds it).

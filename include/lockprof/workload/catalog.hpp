@@ -20,7 +20,8 @@ struct RunnableLock {
     std::string flavour;    // "" for the default build, else "llsc" / "lse" / "outline"
     std::string description;
     locks::DelayMask delays = 0;  // accepted by the algorithm and available on this arch
-    bool excludes = true;         // false only for `empty`
+    bool excludes = true;         // false for `empty`, `lockref`, `refcount`
+    bool shared = false;          // has a shared mode (locks::SharedLock): honours --read-fraction
     bool needs_lse = false;       // flavour executes ARMv8.1 atomics
     // The same code in every flavour (glibc's locks, no lock): only the bare name exists.
     bool flavour_independent = false;

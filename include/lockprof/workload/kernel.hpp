@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "lockprof/arch/cpu.hpp"
@@ -20,7 +21,7 @@ struct alignas(arch::kFalseSharingRange) SharedLine {
 };
 
 // What the harness keeps right after the lock object, on the lock's own cache line: the measured
-// loop allocates LockSlot<Lock> (loop.hpp), whose members C++ places in the lock's tail padding,
+// lock is built as LockSlot<Lock> (loop.hpp), whose members C++ places in the lock's tail padding,
 // the way a PostgreSQL struct keeps its fields next to its slock_t. `datum` is the first shared
 // datum with `--data same-line`, and the exclusion check's word when there are no shared lines.
 struct NeighbourWords {
@@ -43,18 +44,28 @@ struct LoopArgs {
     std::uint64_t critical_iterations = 0;
     std::uint64_t parallel_iterations = 0;
     std::uint64_t seed = 1;  // this thread's seed for randomising locks; never 0
+    // --read-fraction: an acquire of a lock with a shared mode is shared when a draw of the
+    // thread's mix generator (53 bits, from mix_seed, never 0) is below read_threshold
+    // (read_fraction * 2^53); 0 takes every acquire exclusive.
+    std::uint64_t read_threshold = 0;
+    std::uint64_t mix_seed = 1;
     ThreadResult* result = nullptr;
 };
 
 // Entry points of one lock type compiled for one delay policy and latency setting.
 struct LoopKernel {
-    void* (*create_lock)() = nullptr;
+    // Constructs the lock, in its LockSlot, in `storage` (lock_size bytes aligned to lock_align)
+    // and returns it; destroy_lock ends its life and leaves the memory to its owner (the trial's
+    // LockMemory, workload/lock_page.hpp).
+    void* (*create_lock)(void* storage) = nullptr;
     void (*destroy_lock)(void*) = nullptr;
     void (*run_loop)(void* lock, const LoopArgs& args) = nullptr;
     NeighbourWords* (*neighbour_words)(void* lock) = nullptr;  // in the lock's LockSlot
     // The code of acquire_probe<Lock> (loop.hpp): the lock's acquire path out of line, compiled
     // in the same flavour unit, never called. `list-locks --disasm` resolves and shows it.
     const void* acquire_probe = nullptr;
+    std::size_t lock_size = 0;   // sizeof(LockSlot<Lock>)
+    std::size_t lock_align = 0;  // alignof(LockSlot<Lock>)
     explicit operator bool() const { return run_loop != nullptr; }
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <new>
 
 #include "lockprof/locks/catalog.hpp"
 #include "lockprof/workload/kernel.hpp"
@@ -17,7 +18,8 @@ void seed_context(Context& context, std::uint64_t seed) {
     if constexpr (requires { context.backoff.rng; }) context.backoff.rng = seed;
 }
 
-// The lock as the loop allocates it, with the harness's words right after it (kernel.hpp).
+// The lock as a trial builds it (create_lock), with the harness's words right after it
+// (kernel.hpp).
 template <typename LockT>
 struct LockSlot : LockT {
     NeighbourWords words;
@@ -50,6 +52,54 @@ template <bool kCheck>
         overlaps += check.load(std::memory_order_relaxed) != entry;
         check.store(entry + 1, std::memory_order_relaxed);
     }
+}
+
+// The exclusion check of a lock with a shared mode (locks::SharedLock), where readers must not
+// write the check word. A writer marks the word odd for the whole of its critical section: it
+// loads the word on entry (odd: another writer is inside), stores it with the low bit set, does
+// the critical work, loads it again (changed: another holder stored meanwhile) and stores the
+// next even value, entry + 2, before the release. So the word ends at twice the write acquires
+// unless writers overlapped (the trial counts the shortfall as lost updates).
+[[gnu::always_inline]] inline void write_section(std::atomic<std::uint64_t>& check,
+                                                 SharedLine* lines, unsigned line_count,
+                                                 std::uint64_t critical_iterations,
+                                                 std::uint64_t& overlaps) {
+    const std::uint64_t entry = check.load(std::memory_order_relaxed);
+    overlaps += entry & 1;
+    const std::uint64_t marked = entry | 1;
+    check.store(marked, std::memory_order_relaxed);
+    for (unsigned i = 1; i < line_count; ++i) {
+        auto& v = lines[i].value;
+        v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    arch::burn(critical_iterations);
+    overlaps += check.load(std::memory_order_relaxed) != marked;
+    check.store(marked + 1, std::memory_order_relaxed);
+}
+
+// A reader's critical section: loads of the shared lines (no stores: readers share them) and
+// the busy work. Its check only reads the word: odd on entry means a writer is inside, a
+// different value at exit means a writer entered (or left) while the reader was inside; either
+// is an overlap. A writer inside for the reader's whole stay is seen by its odd mark.
+[[gnu::always_inline]] inline void read_section(const std::atomic<std::uint64_t>& check,
+                                                SharedLine* lines, unsigned line_count,
+                                                std::uint64_t critical_iterations,
+                                                std::uint64_t& overlaps) {
+    const std::uint64_t entry = check.load(std::memory_order_relaxed);
+    overlaps += entry & 1;
+    for (unsigned i = 1; i < line_count; ++i)
+        static_cast<void>(lines[i].value.load(std::memory_order_relaxed));
+    arch::burn(critical_iterations);
+    overlaps += check.load(std::memory_order_relaxed) != entry;
+}
+
+// The per-thread read/write mix of `--read-fraction`: xorshift64* from the thread's mix seed;
+// an acquire is shared when the top 53 bits of the draw fall below LoopArgs::read_threshold.
+[[gnu::always_inline]] inline bool draw_shared(std::uint64_t& state, std::uint64_t threshold) {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    return ((state * 0x2545F4914F6CDD1Dull) >> 11) < threshold;
 }
 
 // The busy work outside the lock, always inlined for the same reason ("parallel work").
@@ -89,20 +139,48 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
     std::atomic<std::uint64_t>& check =
         line_count > 0 && !args.first_line_on_lock ? lines[0].value : slot.words.datum;
     std::uint64_t acquires = 0, overlaps = 0;
+    // Locks with a shared mode take --read-fraction of their acquires shared (draw_shared);
+    // every other lock takes all of them exclusive and draws nothing.
+    constexpr bool kShared = locks::has_shared<LockT>();
+    static_assert(!kShared || kCheck, "a reader-writer lock excludes its writers");
+    const std::uint64_t read_threshold = args.read_threshold;
+    std::uint64_t mix = args.mix_seed, reads = 0;
 
     while (acquires < acquire_limit && !stop.load(std::memory_order_relaxed)) {
-        std::uint64_t before = 0, acquired = 0;
+        // With --latency, the acquire's latency in ticks is taken as soon as the lock is held:
+        // one register live through the critical section rather than two timestamps, so the
+        // latency loop holds the lock with the same registers, and no more spills, than the
+        // throughput loop (loop_disasm_test.cpp).
+        std::uint64_t before = 0, latency = 0;
+        bool shared = false;
+        if constexpr (kShared) shared = read_threshold != 0 && draw_shared(mix, read_threshold);
         if constexpr (kLatency) before = arch::ticks();
-        lock.lock(context);
-        if constexpr (kLatency) acquired = arch::ticks();
-        critical_section<kCheck>(check, lines, line_count, critical_iterations, overlaps);
-        lock.unlock(context);
+        if constexpr (kShared) {
+            if (shared) {
+                lock.lock_shared(context);
+                if constexpr (kLatency) latency = arch::ticks() - before;
+                read_section(check, lines, line_count, critical_iterations, overlaps);
+                lock.unlock_shared(context);
+                ++reads;
+            } else {
+                lock.lock(context);
+                if constexpr (kLatency) latency = arch::ticks() - before;
+                write_section(check, lines, line_count, critical_iterations, overlaps);
+                lock.unlock(context);
+            }
+        } else {
+            lock.lock(context);
+            if constexpr (kLatency) latency = arch::ticks() - before;
+            critical_section<kCheck>(check, lines, line_count, critical_iterations, overlaps);
+            lock.unlock(context);
+        }
         // Recorded after the release: the histogram update (bucket, count, total, max) would
         // otherwise lengthen the critical section, and latency runs would measure a different
         // workload than throughput runs. tests/unit/workload/loop_disasm_test.cpp checks it.
         if constexpr (kLatency) {
-            arch::compute_after_here(acquired);
-            result.latency.record(acquired - before);
+            arch::compute_after_here(latency);
+            result.latency.record(latency);
+            if (shared) result.read_latency.record(latency);
         }
 
         ++acquires;
@@ -111,6 +189,7 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
     }
     result.acquires = acquires;
     result.overlaps = overlaps;
+    result.read_acquires = reads;
     result.rmw_attempts = context.stats.rmw_attempts;
     result.spin_iterations = context.stats.spin_iterations;
     result.sleeps = context.stats.sleeps;
@@ -126,13 +205,15 @@ template <typename LockT>
     lock.lock(context);
 }
 
+// The lock is built in memory the trial provides (workload/lock_page.hpp: the heap, or a huge
+// page), so where it lives is chosen once for every lock type; these only construct and destroy.
 template <typename LockT>
-void* create_lock() {
-    return new LockSlot<LockT>();
+void* create_lock(void* storage) {
+    return new (storage) LockSlot<LockT>();
 }
 template <typename LockT>
 void destroy_lock(void* lock) {
-    delete static_cast<LockSlot<LockT>*>(lock);
+    static_cast<LockSlot<LockT>*>(lock)->~LockSlot<LockT>();
 }
 template <typename LockT>
 NeighbourWords* neighbour_words(void* lock) {
@@ -141,9 +222,13 @@ NeighbourWords* neighbour_words(void* lock) {
 
 template <typename LockT, bool kLatency>
 LoopKernel make_kernel() {
-    return LoopKernel{&create_lock<LockT>, &destroy_lock<LockT>, &measured_loop<LockT, kLatency>,
+    return LoopKernel{&create_lock<LockT>,
+                      &destroy_lock<LockT>,
+                      &measured_loop<LockT, kLatency>,
                       &neighbour_words<LockT>,
-                      reinterpret_cast<const void*>(&acquire_probe<LockT>)};
+                      reinterpret_cast<const void*>(&acquire_probe<LockT>),
+                      sizeof(LockSlot<LockT>),
+                      alignof(LockSlot<LockT>)};
 }
 
 }  // namespace lockprof::workload::inline LOCKPROF_FLAVOUR_NS

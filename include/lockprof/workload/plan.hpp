@@ -28,6 +28,10 @@ struct Plan {
 // The lock named `name`, or UsageError with a did-you-mean and the list.
 const RunnableLock& resolve_lock(const std::string& name);
 
+// --critical-ins / --parallel-ins: UsageError when given with their -ns option, or not a whole
+// number of the work loop's trips (arch::kBurnInstructionsPerTrip instructions each).
+void check_instruction_work(const WorkSpec& work);
+
 // Throws UsageError for unknown locks, delays a lock does not accept or this CPU lacks, LSE
 // flavours on CPUs without LSE, empty thread lists, unavailable CPUs.
 Plan make_plan(const RunSpec& spec, const Calibration& calibration);
@@ -38,13 +42,16 @@ Calibration calibrate();
 // The busy work of a trial as one worker calibrated it, on its own CPU.
 struct WorkCalibration {
     double burn_iterations_per_ns = 0;
-    std::uint64_t critical_iterations = 0;  // burn() trips for WorkSpec::critical_ns
-    std::uint64_t parallel_iterations = 0;  // ... and for parallel_ns
+    // burn() trips for WorkSpec::critical_ns (or critical_instructions / 2), and for the
+    // parallel work
+    std::uint64_t critical_iterations = 0;
+    std::uint64_t parallel_iterations = 0;
     double critical_ns = 0;  // how long burn(critical_iterations) then took: best of several
     double parallel_ns = 0;  // ... and burn(parallel_iterations)
 };
 
-// Measures burn() speed on the calling thread, turns the requested work into trips and times
+// Measures burn() speed on the calling thread, turns the requested work into trips (an
+// instruction count needs no measurement: kBurnInstructionsPerTrip per trip) and times
 // the result (about a millisecond). The trial runs it in every worker at once, after pinning,
 // so frequency, SMT siblings and the neighbours' load are those of the measurement (as
 // lockhammer calibrates).

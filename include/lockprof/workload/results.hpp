@@ -66,6 +66,10 @@ struct ThreadResult : profiling::ThreadMeasurements {
     // Acquires at which this thread's exclusion check found another holder inside (at entry or
     // at exit): non-zero means the lock did not exclude.
     std::uint64_t overlaps = 0;
+    // --read-fraction: of `acquires`, those taken shared (the rest exclusive), and the seed of
+    // the thread's read/write mix generator (workload::mix_seed()), so a run can be repeated.
+    std::uint64_t read_acquires = 0;
+    std::uint64_t mix_seed = 0;
     std::uint64_t rmw_attempts = 0;
     std::uint64_t spin_iterations = 0;
     std::uint64_t sleeps = 0;  // times the lock gave up the CPU while waiting (pg-slock)
@@ -74,10 +78,20 @@ struct ThreadResult : profiling::ThreadMeasurements {
     double burn_iterations_per_ns = 0;
     std::uint64_t critical_iterations = 0, parallel_iterations = 0;
     double critical_work_ns = 0, parallel_work_ns = 0;
-    std::uint64_t cpu_ns = 0;    // CLOCK_THREAD_CPUTIME_ID over the measured window
-    std::uint64_t start_ns = 0;  // window start, relative to the trial's release
-    std::uint64_t end_ns = 0;    // window end, relative to the trial's release
-    LatencyHistogram latency;    // acquire latency in ticks, when --latency
+    std::uint64_t cpu_ns = 0;       // CLOCK_THREAD_CPUTIME_ID over the measured window
+    std::uint64_t start_ns = 0;     // window start, relative to the trial's release
+    std::uint64_t end_ns = 0;       // window end, relative to the trial's release
+    LatencyHistogram latency;       // acquire latency in ticks, when --latency
+    LatencyHistogram read_latency;  // of those, the shared acquires' (--read-fraction)
+    std::uint64_t write_acquires() const { return acquires - read_acquires; }
+};
+
+// The huge page a trial's lock sat at the start of (`--lock-page huge`, workload/lock_page.hpp).
+struct LockPageUse {
+    std::uint64_t page_size = 0;  // bytes
+    // Where the page is in physical memory; nullopt where /proc/self/pagemap did not say (it
+    // shows frame numbers only to root), never a made-up 0.
+    std::optional<std::uint64_t> physical_address;
 };
 
 struct TrialResult {
@@ -86,6 +100,7 @@ struct TrialResult {
     std::uint64_t wall_ns = 0;  // release of the start barrier to the last thread's stop
     std::uint64_t ticks = 0;    // the same window in arch::ticks()
     std::vector<ThreadResult> threads;
+    std::optional<LockPageUse> lock_page;  // --lock-page huge; nullopt with normal
 };
 
 // Why a cell stopped running trials.

@@ -31,7 +31,16 @@ constexpr const char* pin_mode_name(PinMode mode) {
 struct PinSpec {
     PinMode mode = PinMode::none;
     std::vector<int> cpus;  // for PinMode::list
+    // `--cpu-order FILE`: `cpus` (PinMode::list) came from this file, in its order; "" else.
+    std::string cpu_order_file;
 };
+
+// The workers' scheduling policy (`--sched`): the default SCHED_OTHER, or SCHED_FIFO.
+enum class SchedPolicy { other, fifo };
+
+constexpr const char* sched_policy_name(SchedPolicy policy) {
+    return policy == SchedPolicy::fifo ? "fifo" : "other";
+}
 
 // Where the data the critical section increments sits (`--data`).
 enum class DataPlacement {
@@ -44,14 +53,37 @@ constexpr const char* data_placement_name(DataPlacement placement) {
     return placement == DataPlacement::same_line ? "same-line" : "separate";
 }
 
+// What memory the lock and its shared lines live in (`--lock-page`; workload/lock_page.hpp).
+enum class LockPage {
+    normal,  // the C++ heap, as before there was a choice: the lock and the lines are two
+             // allocations on ordinary pages, wherever the allocator puts them in each trial
+    huge,    // one hugetlb page (MAP_HUGETLB, the kernel's default huge page size), the lock at
+             // its start and the lines after it, as lockhammer's -M: a physical page that the
+             // next run, in another process, usually gets back from the pool
+};
+
+constexpr const char* lock_page_name(LockPage page) {
+    return page == LockPage::huge ? "huge" : "normal";
+}
+
 // The loop each thread runs (lockhammer's model): acquire, critical work touching
-// `shared_lines` shared cache lines, release, parallel work. Work is given in nanoseconds and
-// turned into calibrated busy-loop trips at start-up.
+// `shared_lines` shared cache lines, release, parallel work. Work is given in nanoseconds,
+// turned into calibrated busy-loop trips by every worker, or in instructions of the busy loop
+// (arch::burn(), arch::kBurnInstructionsPerTrip a trip), which need no calibration.
 struct WorkSpec {
     std::uint64_t critical_ns = 0;
     std::uint64_t parallel_ns = 0;
+    // `--critical-ins` / `--parallel-ins`: the work as instructions of burn()'s loop (a multiple
+    // of kBurnInstructionsPerTrip), for machines whose timers are too coarse to calibrate; set,
+    // it replaces the ns figure above (then 0).
+    std::optional<std::uint64_t> critical_instructions;
+    std::optional<std::uint64_t> parallel_instructions;
     unsigned shared_lines = 1;
     DataPlacement data = DataPlacement::separate;
+    LockPage lock_page = LockPage::normal;
+    // `--read-fraction`: the share of acquires each worker takes shared, 0 to 1. Only locks
+    // with a shared mode (rw-cas, spin-rw) honour it; the others take every acquire exclusive.
+    double read_fraction = 0;
 };
 
 // Everything a user asked for, after parsing and validation.
@@ -63,6 +95,8 @@ struct RunSpec {
     WorkSpec work;
     std::optional<arch::Delay> delay;  // none set: each lock's default
     PinSpec pin;
+    SchedPolicy sched = SchedPolicy::other;
+    bool force = false;  // `--force`: --sched fifo with more threads than CPUs
     std::uint64_t warmup_ns = 0;
     unsigned trials = 1;  // with max_time_ns: the minimum per cell
     // `--trials auto --max-time`: after `trials` per cell, more until a cell is settled (the
@@ -92,6 +126,7 @@ struct TrialSpec {
     std::optional<std::uint64_t> acquires_per_thread;
     WorkSpec work;                   // each worker calibrates it into burn() trips
     std::vector<int> cpu_of_thread;  // empty: not pinned
+    SchedPolicy sched = SchedPolicy::other;
     bool latency = false;
     std::uint64_t seed = 1;
     std::uint64_t watchdog_ns = 10'000'000'000;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <string>
 #include <vector>
 
 #include "lockprof/workload/catalog.hpp"
@@ -24,6 +25,8 @@ struct TrialOutcome {
     // and increments of shared line 0 lost.
     std::uint64_t overlaps = 0;
     std::uint64_t lost_updates = 0;
+    // --lock-page huge: why result.lock_page has no physical address ("" when it has one).
+    std::string physical_address_unknown;
 };
 
 // Throws StallError when no progress is made for spec.watchdog_ns.

@@ -1,10 +1,15 @@
 // A program with a PostgreSQL-like spinlock slow path for `record --spin` tests: s_lock(lock,
 // file, line, func) is called exactly kFirst times from one call site and kSecond times from
 // another, each naming itself as PostgreSQL's S_LOCK macro does; lock_slow_path(lock) (no
-// call-site arguments) kThird times from one site, whose return address names it.
-// `spin_helper [BEFORE_MS [AFTER_MS]]`: sleeps BEFORE_MS (default 0) before the calls, so a
-// recorder can attach by pid first, and AFTER_MS (default 300) after them, so it reads the
-// strings and mappings while the process is alive.
+// call-site arguments) kThird times from one site, whose return address names it. Like
+// PostgreSQL's, s_lock returns how many times it "slept": line % 5 here, so 1 per call from the
+// first site (line 101) and 4 per call from the second (line 1234).
+// `spin_helper [BEFORE_MS [AFTER_MS [PLUGIN]]]`: sleeps BEFORE_MS (default 0) before the calls,
+// so a recorder can attach by pid first, and AFTER_MS (default 300) after them, so it reads the
+// strings and mappings while the process is alive. With PLUGIN (spin_plugin.cpp's library), it
+// then loads it with dlopen, waits 1 s (a recorder sees the new mapping), and runs its
+// spin_plugin_run(), before the AFTER_MS sleep.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -41,8 +46,8 @@ void spin_a_while() {
 extern "C" SPIN_HELPER_NOINLINE int s_lock(volatile int* lock, const char* file, int line,
                                            const char* func) {
     spin_a_while();
-    *lock = 1;
-    return file[0] + line + func[0];
+    *lock = 1 + file[0] + func[0];
+    return line % 5;
 }
 
 extern "C" SPIN_HELPER_NOINLINE void lock_slow_path(volatile int* lock) {
@@ -70,6 +75,14 @@ int main(int argc, char** argv) {
     first_caller();
     second_caller();
     third_caller();
+    if (argc > 3) {
+        void* plugin = dlopen(argv[3], RTLD_NOW | RTLD_LOCAL);
+        if (!plugin) return 2;
+        auto* run = reinterpret_cast<int (*)()>(dlsym(plugin, "spin_plugin_run"));
+        if (!run) return 2;
+        usleep(1'000'000);
+        if (run() <= 0) return 2;
+    }
     usleep(static_cast<useconds_t>(after) * 1000);
     return 0;
 }

@@ -194,6 +194,12 @@ TEST(Compare, WarnsAboutEveryWorkloadField) {
         {"workload.stop", [](workload::RunSpec& s) { s.duration_ns = 123; }},
         {"workload.critical_ns", [](workload::RunSpec& s) { s.work.critical_ns = 7; }},
         {"workload.parallel_ns", [](workload::RunSpec& s) { s.work.parallel_ns = 7; }},
+        {"workload.critical_instructions",
+         [](workload::RunSpec& s) { s.work.critical_instructions = 100; }},
+        {"workload.parallel_instructions",
+         [](workload::RunSpec& s) { s.work.parallel_instructions = 100; }},
+        {"workload.lock_page",
+         [](workload::RunSpec& s) { s.work.lock_page = workload::LockPage::huge; }},
         {"workload.shared_lines", [](workload::RunSpec& s) { s.work.shared_lines = 3; }},
         {"workload.data",
          [](workload::RunSpec& s) { s.work.data = workload::DataPlacement::same_line; }},
@@ -208,6 +214,28 @@ TEST(Compare, WarnsAboutEveryWorkloadField) {
         ASSERT_EQ(w.size(), 1u) << field;
         EXPECT_EQ(w[0].field, field);
     }
+}
+
+// Two runs on huge pages: a different physical page is a provenance warning where both runs
+// recorded their addresses (as root), and nothing is said where either did not.
+TEST(Compare, HugePagesAtDifferentPhysicalAddressesWarn) {
+    const auto huge = [](std::optional<std::uint64_t> address) {
+        auto run = run_with({cell("tas", 1, {1e6, 1e6})});
+        run.spec.work.lock_page = workload::LockPage::huge;
+        for (auto& t : run.cells[0].trials) t.lock_page = workload::LockPageUse{2u << 20, address};
+        return run;
+    };
+    const auto a = huge(0x40000000), b = huge(0x40200000), unknown = huge(std::nullopt);
+    EXPECT_TRUE(provenance_warnings(a, a).empty());
+    EXPECT_TRUE(provenance_warnings(a, unknown).empty());
+    const auto w = provenance_warnings(a, b);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].field, "workload.lock_page.physical_address");
+    EXPECT_NE(w[0].message.find("base: '0x40000000', new: '0x40200000'"), std::string::npos)
+        << w[0].message;
+    // Heap against huge page: also a like-for-like caveat on every verdict.
+    EXPECT_NE(like_for_like_caveat(run_with({}), a).find("lock placement differs"),
+              std::string::npos);
 }
 
 TEST(Compare, CellsWithoutTrialsAreNotCompared) {
@@ -258,6 +286,29 @@ TEST(Compare, RunsInSeveralProcessesAreComparedProcessByProcess) {
     const auto plain = compare_runs(base, other);
     EXPECT_FALSE(plain.over_processes);
     EXPECT_EQ(plain.resampling, "resampled over trials within one process per run");
+}
+
+// --read-fraction: each matched cell carries both runs' reads and writes per second, a run
+// without reads has none, and a different read fraction is a workload warning.
+TEST(Compare, ReadsAndWritesAreSplitAndADifferentReadFractionWarns) {
+    auto reads_of = [](workload::CellResult c, double share) {
+        for (auto& t : c.trials)
+            for (auto& th : t.threads)
+                th.read_acquires = static_cast<std::uint64_t>(share * th.acquires);
+        return c;
+    };
+    auto base = run_with({reads_of(cell("rw-cas", 1, {100e6, 101e6, 99e6}), 0.9)});
+    base.spec.work.read_fraction = 0.9;
+    const auto other = run_with({cell("rw-cas", 1, {100e6, 101e6, 99e6})});
+    const auto r = compare_runs(base, other);
+    ASSERT_EQ(r.cells.size(), 1u);
+    ASSERT_TRUE(r.cells[0].base_reads);
+    EXPECT_NEAR(r.cells[0].base_reads->median, 90e6, 1e3);
+    EXPECT_NEAR(r.cells[0].base_writes->median, 10e6, 1e3);
+    EXPECT_FALSE(r.cells[0].other_reads) << "the new run took no reads";
+    EXPECT_TRUE(std::any_of(r.warnings.begin(), r.warnings.end(), [](const auto& w) {
+        return w.field == "workload.read_fraction" && w.base_value == "0.9" && w.other_value == "0";
+    }));
 }
 
 }  // namespace

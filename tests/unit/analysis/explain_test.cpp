@@ -3,6 +3,8 @@
 // verdicts of the one engine (verdict.hpp): faster/slower, equivalent, inconclusive, too few.
 #include "lockprof/analysis/explain.hpp"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace lockprof::analysis {
@@ -433,6 +435,67 @@ TEST(Explain, FormatsFigures) {
     EXPECT_EQ(format_figure(37.2), "37");
     EXPECT_EQ(format_figure(1.34), "1.3");
     EXPECT_EQ(format_figure(0.2), "0.2");
+}
+
+bool has_rule(const PairDiagnosis& d, std::string_view rule) {
+    return std::any_of(d.findings.begin(), d.findings.end(),
+                       [&](const Finding& f) { return f.rule == rule; });
+}
+
+// Queue locks spin locally: mcs waited 40 polls per acquire with 1.1 swaps, while tas retried
+// its exchange 37 times; the rule says so and explains the pair. It stays silent when the
+// queue lock did not wait, when it issued many RMWs, and for a lock that is no queue lock.
+TEST(Explain, QueueLockSpinsLocallyOnlyWhenItsCountsSaySo) {
+    auto tas = cell("tas", "tas", 4, {10e6, 11e6, 12e6}, 37, 36);
+    auto mcs = cell("mcs", "mcs", 4, {20e6, 21e6, 22e6}, 1.1, 40);
+    const auto d = explain({tas, mcs})[0];
+    const auto text = all_text(d);
+    EXPECT_NE(text.find("mcs spins locally: 40 polls per acquire but only 1.1 atomic swaps per "
+                        "acquire"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("tas issued 37 atomic exchanges per acquire"), std::string::npos) << text;
+    EXPECT_TRUE(std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
+        return f.rule == "queue_local_spin" && f.explains;
+    }));
+
+    auto idle = cell("mcs", "mcs", 4, {20e6, 21e6, 22e6}, 1.0, 0.2);  // hardly waited
+    EXPECT_FALSE(has_rule(explain({tas, idle})[0], "queue_local_spin"));
+    auto busy = cell("mcs", "mcs", 4, {20e6, 21e6, 22e6}, 6.0, 40);  // many RMWs
+    EXPECT_FALSE(has_rule(explain({tas, busy})[0], "queue_local_spin"));
+    auto ttas = cell("ttas", "ttas", 4, {20e6, 21e6, 22e6}, 1.1, 40);  // not a queue lock
+    EXPECT_FALSE(has_rule(explain({tas, ttas})[0], "queue_local_spin"));
+}
+
+CellEvidence rw_cell(double read_p50, double read_p99, double write_p50, double write_p99) {
+    auto e = cell("rw-cas", "rw-cas", 4, {5e6, 5.1e6, 5.2e6}, 1.2, 3);
+    e.read_per_second = 4.5e6;
+    e.write_per_second = 0.5e6;
+    LatencySummary r, w;
+    r.p50_ns = read_p50, r.p99_ns = read_p99, r.samples = 9000;
+    w.p50_ns = write_p50, w.p99_ns = write_p99, w.samples = 1000;
+    e.read_latency = r;
+    e.write_latency = w;
+    return e;
+}
+
+// rw locks trade writer latency for reader throughput: said with both kinds' latency and rate
+// when writers waited at least twice as long; not when the kinds waited alike, nor without
+// latency measured.
+TEST(Explain, ReaderWriterRuleNeedsBothKindsMeasuredAndApart) {
+    auto tas = cell("tas", "tas", 4, {10e6, 11e6, 12e6}, 37, 36);
+    const auto text = all_text(explain({tas, rw_cell(100, 400, 900, 20000)})[0]);
+    EXPECT_NE(text.find("rw-cas trades writer latency for reader throughput: its writers waited "
+                        "900.0 ns (median) and 20.00 us (p99) per acquire, its readers 100.0 ns "
+                        "and 400.0 ns (9.0x at the median, 50.0x at p99), while readers "
+                        "completed 4.5 M acquires/s and writers 0.5 M"),
+              std::string::npos)
+        << text;
+    EXPECT_FALSE(has_rule(explain({tas, rw_cell(100, 400, 120, 500)})[0], "reader_writer"));
+    auto unmeasured = rw_cell(100, 400, 900, 20000);
+    unmeasured.read_latency.reset();
+    unmeasured.write_latency.reset();
+    EXPECT_FALSE(has_rule(explain({tas, unmeasured})[0], "reader_writer"));
 }
 
 }  // namespace

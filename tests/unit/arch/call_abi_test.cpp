@@ -49,5 +49,14 @@ TEST(CallAbi, ReturnAddressFromTheLinkRegisterOrTheStack) {
         EXPECT_EQ(return_address(abi, {}, stack), std::nullopt);
 }
 
+TEST(CallAbi, ReturnValueIsTheOneRegisterSampledAtAReturn) {
+    const auto& abi = call_abi();
+    EXPECT_EQ(std::popcount(abi.return_regs_user), 1);
+    EXPECT_EQ(return_value(abi, std::vector<std::uint64_t>{7}), 7u);
+    EXPECT_EQ(return_value(abi, std::vector<std::uint64_t>{}), std::nullopt);
+    // An entry sample's array is not a return sample's.
+    EXPECT_EQ(return_value(abi, std::vector<std::uint64_t>(abi.registers, 1)), std::nullopt);
+}
+
 }  // namespace
 }  // namespace lockprof::arch

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "lockprof/arch/cpu.hpp"
+#include "support/temp_dir.hpp"
 
 namespace lockprof::arch {
 namespace {
@@ -43,22 +44,6 @@ TEST(ArmPartName, KnownAndUnknownParts) {
     EXPECT_EQ(arm_part_name(0x48, 0xd0c), "");  // the part number alone does not name it
 }
 
-struct FakeRoot {
-    std::filesystem::path root;
-    FakeRoot() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "lockprof-cpu-XXXXXX");
-        root = mkdtemp(pattern.data());
-    }
-    ~FakeRoot() {
-        std::error_code ec;
-        std::filesystem::remove_all(root, ec);
-    }
-    void write(const std::string& path, const std::string& content) {
-        std::filesystem::create_directories((root / path).parent_path());
-        std::ofstream(root / path) << content;
-    }
-};
-
 // Both architectures' fields in one file, so the test reads the ones of the build's
 // architecture on either; the second processor's values must not win.
 const std::string kCpuinfo =
@@ -77,9 +62,9 @@ const std::string kCpuinfo =
     "CPU part\t: 0xd01\n";
 
 TEST(CpuIdentity, FirstProcessorFromCpuinfo) {
-    FakeRoot fake;
+    test::TempDir fake;
     fake.write("proc/cpuinfo", kCpuinfo);
-    const CpuIdentity id = cpu_identity(fake.root.string());
+    const CpuIdentity id = cpu_identity(fake.path.string());
     EXPECT_EQ(id.arch, kArchName);
     EXPECT_FALSE(id.has_spe);
     if (kArchName == "x86_64") {
@@ -98,23 +83,23 @@ TEST(CpuIdentity, FirstProcessorFromCpuinfo) {
 
 TEST(CpuIdentity, UnknownArmPartIsNamedByItsNumbers) {
     if (kArchName != "aarch64") GTEST_SKIP() << "MIDR fields are read on aarch64 only";
-    FakeRoot fake;
+    test::TempDir fake;
     fake.write("proc/cpuinfo", "CPU implementer\t: 0x99\nCPU part\t: 0x123\n");
-    const CpuIdentity id = cpu_identity(fake.root.string());
+    const CpuIdentity id = cpu_identity(fake.path.string());
     EXPECT_EQ(id.vendor, "unknown implementer");
     EXPECT_EQ(id.model_name, "unknown ARM part 0x99/0x123");
 }
 
 TEST(CpuIdentity, SpeFromItsSysfsPmu) {
-    FakeRoot fake;
+    test::TempDir fake;
     fake.write("proc/cpuinfo", kCpuinfo);
     fake.write("sys/bus/event_source/devices/arm_spe_0/type", "8\n");
-    EXPECT_TRUE(cpu_identity(fake.root.string()).has_spe);
+    EXPECT_TRUE(cpu_identity(fake.path.string()).has_spe);
 }
 
 TEST(CpuIdentity, MissingCpuinfoLeavesNamesEmpty) {
-    FakeRoot fake;
-    const CpuIdentity id = cpu_identity(fake.root.string());
+    test::TempDir fake;
+    const CpuIdentity id = cpu_identity(fake.path.string());
     EXPECT_EQ(id.arch, kArchName);
     if (kArchName == "x86_64") {
         EXPECT_EQ(id.model_name, "");

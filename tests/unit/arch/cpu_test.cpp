@@ -58,8 +58,6 @@ class ArchCode : public ::testing::Test {
     }
 };
 
-}  // namespace
-
 // The counter read waits for earlier instructions: without a barrier the read after an acquire
 // may execute before the acquiring atomic has completed (aarch64 `isb`, as lockhammer does;
 // x86 `lfence`, since rdtsc is not serialising either).
@@ -103,3 +101,5 @@ TEST_F(ArchCode, BurnKeepsMemoryAccessesOnTheirSide) {
     EXPECT_GE(loops, 1u) << "no loop between the two stores: burn() was optimised away:\n"
                          << listing(code);
 }
+
+}  // namespace

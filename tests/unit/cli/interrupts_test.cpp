@@ -119,6 +119,40 @@ TEST(Interrupts, ASignalAfterTheScopeStillExitsWithThePolicysStatus) {
         testing::ExitedWithCode(130), "");
 }
 
+// cli::main's policy for a whole command: a measuring one (run, record) takes a signal at any
+// point after it is installed, options not yet parsed included, and exits 128 + that signal
+// whatever the command returned; any other command dies of it.
+TEST(Interrupts, CommandPolicyOfAMeasuringCommandHoldsFromItsStart) {
+    EXPECT_EXIT(
+        {
+            const interrupts::CommandPolicy policy(true);
+            raise(SIGINT);
+            if (!interrupts::stop_requested().load()) std::_Exit(1);
+            std::_Exit(policy.exit_code(0));
+        },
+        testing::ExitedWithCode(130), "");
+    EXPECT_EXIT(
+        {
+            const interrupts::CommandPolicy policy(true);
+            raise(SIGTERM);
+            std::_Exit(policy.exit_code(3));  // a recorded command's status
+        },
+        testing::ExitedWithCode(143), "");
+    EXPECT_EXIT(
+        {
+            const interrupts::CommandPolicy policy(true);
+            std::_Exit(policy.exit_code(3));
+        },
+        testing::ExitedWithCode(3), "");
+    EXPECT_EXIT(
+        {
+            const interrupts::CommandPolicy policy(false);
+            raise(SIGINT);
+            std::_Exit(0);  // not reached
+        },
+        testing::KilledBySignal(SIGINT), "");
+}
+
 TEST(Interrupts, CleanupHandlerRemovesTheTemporaryAndEndsAsTheSignalWould) {
     std::string pattern =
         (std::filesystem::temp_directory_path() / "lockprof-cleanup-XXXXXX").string();

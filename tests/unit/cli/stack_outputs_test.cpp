@@ -10,27 +10,12 @@
 #include "cli/arguments.hpp"
 #include "cli/sampling_options.hpp"
 #include "lockprof/common/error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace po = boost::program_options;
 
 namespace lockprof::cli {
 namespace {
-
-struct Folder {
-    std::filesystem::path path;
-    Folder() {
-        std::string pattern = std::filesystem::temp_directory_path() / "lockprof-stacks-XXXXXX";
-        path = mkdtemp(pattern.data());
-    }
-    ~Folder() { std::filesystem::remove_all(path); }
-};
-
-std::string read(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // A command line parsed the way `record` parses it: the shared sampling options with the
 // stack outputs.
@@ -70,7 +55,7 @@ TEST(StackOutputs, EveryRowIsAnOptionThatImpliesSample) {
 }
 
 TEST(StackOutputs, WritesWhatEachRowRendersAndOnlyThose) {
-    Folder folder;
+    test::TempDir folder;
     for (const auto& output : stack_outputs()) {
         StackOutputs stacks("roots", "sym+0x1c pause");
         const auto path = folder.path / output.name;
@@ -79,7 +64,7 @@ TEST(StackOutputs, WritesWhatEachRowRendersAndOnlyThose) {
         int calls = 0;
         stacks.write([&] { return ++calls, two_stacks(); });
         EXPECT_EQ(calls, 1);
-        EXPECT_EQ(read(path), output.render(two_stacks())) << output.name;
+        EXPECT_EQ(test::read_all(path), output.render(two_stacks())) << output.name;
         EXPECT_EQ(std::distance(std::filesystem::directory_iterator(folder.path),
                                 std::filesystem::directory_iterator()),
                   1);

@@ -1,5 +1,6 @@
 // Reading small system files and finding programs: the one copy every module uses.
 #include "lockprof/common/files.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -10,22 +11,6 @@
 
 namespace lockprof {
 namespace {
-
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "lockprof-files-XXXXXX");
-        path = mkdtemp(pattern.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::filesystem::path write(const std::string& name, const std::string& content) {
-        std::ofstream(path / name, std::ios::binary) << content;
-        return path / name;
-    }
-};
 
 // Sets PATH (or unsets it, nullopt) for one test and puts the old value back.
 class ScopedPath {
@@ -49,7 +34,7 @@ class ScopedPath {
 };
 
 TEST(Files, ReadAllKeepsEveryByte) {
-    TempDir dir;
+    test::TempDir dir;
     EXPECT_EQ(read_all(dir.write("maps", "a\nb\n")), "a\nb\n");
     EXPECT_EQ(read_all(dir.write("nul", std::string("x\0y", 3))), std::string("x\0y", 3));
     EXPECT_EQ(read_all(dir.write("empty", "")), "");
@@ -57,7 +42,7 @@ TEST(Files, ReadAllKeepsEveryByte) {
 }
 
 TEST(Files, FirstLineWithoutItsNewline) {
-    TempDir dir;
+    test::TempDir dir;
     EXPECT_EQ(first_line(dir.write("comm", "postgres\n")), "postgres");
     EXPECT_EQ(first_line(dir.write("two", "one\ntwo\n")), "one");
     EXPECT_EQ(first_line(dir.write("no-newline", "7")), "7");
@@ -67,7 +52,7 @@ TEST(Files, FirstLineWithoutItsNewline) {
 }
 
 TEST(Files, ProgramExistsSearchesPath) {
-    TempDir dir;
+    test::TempDir dir;
     const auto tool = dir.write("lockprof-test-tool", "#!/bin/sh\n");
     chmod(tool.c_str(), 0755);
     dir.write("lockprof-test-data", "");  // not executable

@@ -25,31 +25,12 @@
 #include <unistd.h>
 
 #include "lockprof/common/error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace lockprof {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        std::string pattern = fs::temp_directory_path() / "lockprof-output-XXXXXX";
-        path = mkdtemp(pattern.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
-
-std::string read(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 mode_t type_of(const std::string& path) {
     struct stat st {};
@@ -83,25 +64,25 @@ std::string error_of(const std::string& path, std::string_view content) {
 }
 
 TEST(OutputFile, NewFileIsWrittenWholeWithNothingBeside) {
-    TempDir dir;
+    test::TempDir dir;
     write_output(dir / "r.json", "{}\n");
-    EXPECT_EQ(read(dir / "r.json"), "{}\n");
+    EXPECT_EQ(test::read_all(dir / "r.json"), "{}\n");
     EXPECT_EQ(names_in(dir.path), std::vector<std::string>{"r.json"});
     EXPECT_EQ(resolve_output(dir / "r.json").kind, OutputKind::replace);
 }
 
 TEST(OutputFile, ReplacingAFileKeepsItsPermissions) {
-    TempDir dir;
+    test::TempDir dir;
     std::ofstream(dir / "r.json") << "old";
     fs::permissions(dir / "r.json", fs::perms(0640));
     write_output(dir / "r.json", "new");
-    EXPECT_EQ(read(dir / "r.json"), "new");
+    EXPECT_EQ(test::read_all(dir / "r.json"), "new");
     EXPECT_EQ(fs::status(dir / "r.json").permissions(), fs::perms(0640));
     EXPECT_EQ(names_in(dir.path), std::vector<std::string>{"r.json"});
 }
 
 TEST(OutputFile, SymlinkIsWrittenThroughAndStaysALink) {
-    TempDir dir;
+    test::TempDir dir;
     fs::create_directory(dir.path / "real");
     std::ofstream(dir / "real/target.svg") << "old";
     fs::create_symlink("real/target.svg", dir / "link.svg");  // relative, as users make them
@@ -109,21 +90,21 @@ TEST(OutputFile, SymlinkIsWrittenThroughAndStaysALink) {
     write_output(dir / "link2.svg", "<svg/>");
     EXPECT_EQ(type_of(dir / "link.svg"), S_IFLNK);
     EXPECT_EQ(type_of(dir / "link2.svg"), S_IFLNK);
-    EXPECT_EQ(read(dir / "real/target.svg"), "<svg/>");
+    EXPECT_EQ(test::read_all(dir / "real/target.svg"), "<svg/>");
     EXPECT_EQ(resolve_output(dir / "link2.svg").path, dir.path / "real/target.svg");
     EXPECT_EQ(names_in(dir.path / "real"), std::vector<std::string>{"target.svg"});
 }
 
 TEST(OutputFile, DanglingSymlinkGetsItsTargetCreated) {
-    TempDir dir;
+    test::TempDir dir;
     fs::create_symlink(dir / "made.json", dir / "link.json");
     write_output(dir / "link.json", "x");
     EXPECT_EQ(type_of(dir / "link.json"), S_IFLNK);
-    EXPECT_EQ(read(dir / "made.json"), "x");
+    EXPECT_EQ(test::read_all(dir / "made.json"), "x");
 }
 
 TEST(OutputFile, SymlinkLoopIsRefused) {
-    TempDir dir;
+    test::TempDir dir;
     fs::create_symlink("b", dir / "a");
     fs::create_symlink("a", dir / "b");
     const auto e = error_of<UsageError>(dir / "a", "x");
@@ -131,7 +112,7 @@ TEST(OutputFile, SymlinkLoopIsRefused) {
 }
 
 TEST(OutputFile, CharacterDeviceIsStreamedAndStaysADevice) {
-    TempDir dir;
+    test::TempDir dir;
     if (!make_device(dir / "null", S_IFCHR, 1, 3))
         GTEST_SKIP() << "mknod is not permitted here (" << std::strerror(errno) << ")";
     EXPECT_EQ(resolve_output(dir / "null").kind, OutputKind::stream);
@@ -142,7 +123,7 @@ TEST(OutputFile, CharacterDeviceIsStreamedAndStaysADevice) {
 }
 
 TEST(OutputFile, FullDeviceIsOneLineNamingTheFile) {
-    TempDir dir;
+    test::TempDir dir;
     if (!make_device(dir / "full", S_IFCHR, 1, 7))
         GTEST_SKIP() << "mknod is not permitted here (" << std::strerror(errno) << ")";
     const auto e = error_of<Error>(dir / "full", "{}\n");
@@ -154,7 +135,7 @@ TEST(OutputFile, FullDeviceIsOneLineNamingTheFile) {
 }
 
 TEST(OutputFile, BlockDeviceAndDirectoryAreRefused) {
-    TempDir dir;
+    test::TempDir dir;
     EXPECT_NE(error_of<UsageError>(dir.path.string(), "x").find("is a directory"),
               std::string::npos);
     EXPECT_THROW(check_output(dir.path.string(), "output"), UsageError);
@@ -166,12 +147,12 @@ TEST(OutputFile, BlockDeviceAndDirectoryAreRefused) {
 }
 
 TEST(OutputFile, FifoGetsTheDataAndStaysAFifo) {
-    TempDir dir;
+    test::TempDir dir;
     ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
     check_output(dir / "fifo", "output");     // must not open it: nobody reads yet
     const std::string content(200'000, 'x');  // more than a pipe holds
     std::string received;
-    std::thread reader([&] { received = read(dir / "fifo"); });
+    std::thread reader([&] { received = test::read_all(dir / "fifo"); });
     write_output(dir / "fifo", content);
     reader.join();
     EXPECT_EQ(received, content);
@@ -179,7 +160,7 @@ TEST(OutputFile, FifoGetsTheDataAndStaysAFifo) {
 }
 
 TEST(OutputFile, ReaderGoneIsBrokenPipeNotADeath) {
-    TempDir dir;
+    test::TempDir dir;
     ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
     // The reader opens (which waits for the writer) and leaves without reading.
     std::thread reader([&] { ::close(::open((dir / "fifo").c_str(), O_RDONLY)); });
@@ -190,7 +171,7 @@ TEST(OutputFile, ReaderGoneIsBrokenPipeNotADeath) {
 }
 
 TEST(OutputFile, UnixSocketIsConnectedTo) {
-    TempDir dir;
+    test::TempDir dir;
     const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
     ASSERT_GE(listener, 0);
     sockaddr_un address{};
@@ -223,7 +204,7 @@ bool have_procfs() {
 // /dev/stdout names /proc/self/fd/1: the open file, not the path it prints.
 TEST(OutputFile, ProcFdLinkWritesAtTheEndOfTheOpenFile) {
     if (!have_procfs()) GTEST_SKIP() << "no procfs at /proc";
-    TempDir dir;
+    test::TempDir dir;
     std::ofstream(dir / "log") << "before\n";
     struct stat before {};
     ASSERT_EQ(::stat((dir / "log").c_str(), &before), 0);
@@ -231,7 +212,7 @@ TEST(OutputFile, ProcFdLinkWritesAtTheEndOfTheOpenFile) {
     ASSERT_GE(fd, 0);
     write_output("/proc/self/fd/" + std::to_string(fd), "after\n");
     ::close(fd);
-    EXPECT_EQ(read(dir / "log"), "before\nafter\n");
+    EXPECT_EQ(test::read_all(dir / "log"), "before\nafter\n");
     struct stat after {};
     ASSERT_EQ(::stat((dir / "log").c_str(), &after), 0);
     EXPECT_EQ(after.st_ino, before.st_ino) << "the file the link stood for was replaced";
@@ -248,7 +229,7 @@ TEST(OutputFile, ProcFdLinkToAClosedPipeIsBrokenPipe) {
 }
 
 TEST(OutputFile, CheckRefusesAMissingFolderAndCreatesNothing) {
-    TempDir dir;
+    test::TempDir dir;
     try {
         check_output(dir / "nope/r.json", "csv");
         FAIL() << "accepted a missing folder";
@@ -264,7 +245,7 @@ TEST(OutputFile, CheckRefusesAMissingFolderAndCreatesNothing) {
 // A failed write of a regular file leaves the old file as it was and no temporary beside it:
 // a full filesystem of the test's own (a tiny tmpfs), where mounting is allowed.
 TEST(OutputFile, FullFilesystemKeepsTheOldFileAndLeavesNoTemporary) {
-    TempDir dir;
+    test::TempDir dir;
     const std::string mount_point = dir / "small";
     fs::create_directory(mount_point);
     if (::mount("lockprof-test", mount_point.c_str(), "tmpfs", 0, "size=16k") != 0)
@@ -278,7 +259,7 @@ TEST(OutputFile, FullFilesystemKeepsTheOldFileAndLeavesNoTemporary) {
     const auto e = error_of<Error>(target, std::string(1 << 20, 'x'));
     EXPECT_NE(e.find(std::strerror(ENOSPC)), std::string::npos) << e;
     EXPECT_NE(e.find(target), std::string::npos) << e;
-    EXPECT_EQ(read(target), "old");
+    EXPECT_EQ(test::read_all(target), "old");
     EXPECT_EQ(names_in(mount_point), std::vector<std::string>{"r.json"});
 }
 

@@ -11,19 +11,10 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/common/output_file.hpp"
+#include "support/temp_dir.hpp"
 
 namespace lockprof {
 namespace {
-
-struct Folder {
-    std::filesystem::path path;
-    Folder() {
-        std::string pattern =
-            (std::filesystem::temp_directory_path() / "lockprof-outputs-XXXXXX").string();
-        path = mkdtemp(pattern.data());
-    }
-    ~Folder() { std::filesystem::remove_all(path); }
-};
 
 // What describe_unwritten() writes, read back through a pipe.
 std::string unwritten() {
@@ -45,7 +36,7 @@ std::size_t files_in(const std::filesystem::path& folder) {
 }
 
 TEST(OutputRegistry, ListsEachOutputUntilItIsInPlace) {
-    Folder folder;
+    test::TempDir folder;
     const std::string json = (folder.path / "run.json").string(),
                       csv = (folder.path / "run.csv").string();
     check_output(json, "output");
@@ -62,14 +53,14 @@ TEST(OutputRegistry, ListsEachOutputUntilItIsInPlace) {
 }
 
 TEST(OutputRegistry, AFailedWriteCountsAsNotWritten) {
-    Folder folder;
+    test::TempDir folder;
     const std::string target = (folder.path / "missing" / "report.html").string();
     EXPECT_ANY_THROW(write_output(target, "<html></html>\n"));
     EXPECT_NE(unwritten().find("'" + target + "' (not started)"), std::string::npos);
 }
 
 TEST(OutputRegistry, RemoveTemporariesLeavesNoHalfWrittenFileBehind) {
-    Folder folder;
+    test::TempDir folder;
     const auto target = folder.path / "graph.svg", temporary = folder.path / ".graph.svg.tmp.1";
     outputs::writing(target, temporary);  // as write_output() does, then creates it
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT, 0644);

@@ -156,12 +156,13 @@ TEST(Qspinlock, WithoutAFreeSlotAWaiterSpinsOnTryLock) {
 }
 
 // Plain payload updated in two steps: an overlap shows as b != a inside the section.
-struct Payload {
+struct QueuePayload {
     std::uint64_t a = 0, b = 0, violations = 0;
 };
 
 template <typename LockT, typename Each>
-void contend(unsigned threads, std::chrono::milliseconds duration, Payload& payload, Each each) {
+void contend(unsigned threads, std::chrono::milliseconds duration, QueuePayload& payload,
+             Each each) {
     auto lock = std::make_unique<LockT>();
     std::atomic<bool> stop{false};
     std::atomic<unsigned> ready{0};
@@ -189,7 +190,7 @@ void contend(unsigned threads, std::chrono::milliseconds duration, Payload& payl
 
 TEST(Qspinlock, OneSlotStillExcludesUnderContention) {
     using OneSlot = QspinLockT<Delay::none, 1>;
-    Payload payload;
+    QueuePayload payload;
     std::atomic<std::uint64_t> slotless{0};
     contend<OneSlot>(4, 300ms, payload, [&](unsigned, const OneSlot::Context& c) {
         slotless.fetch_add(c.slotless_acquires);
@@ -207,7 +208,7 @@ TEST(Qspinlock, OneSlotStillExcludesUnderContention) {
 template <template <Delay> class L, Delay D>
 void excludes_with_delay() {
     if constexpr ((L<D>::kDelays & delay_bit(D)) != 0 && lockprof::arch::delay_available(D)) {
-        Payload payload;
+        QueuePayload payload;
         contend<L<D>>(3, 100ms, payload, [](unsigned, const typename L<D>::Context&) {});
         EXPECT_EQ(payload.violations, 0u) << L<D>::kName << " " << delay_name(D);
         EXPECT_EQ(payload.a, payload.b) << L<D>::kName << " " << delay_name(D);
@@ -256,7 +257,7 @@ TEST(Osq, WaiterPastItsSpinBudgetUnqueuesAndRequeues) {
 // racing handovers; nobody enters twice and everyone gets through.
 TEST(Osq, ExcludesWhileWaitersUnqueueAllTheTime) {
     using Tiny = OsqLockT<Delay::none, kOsqSlots, 16>;
-    Payload payload;
+    QueuePayload payload;
     std::atomic<std::uint64_t> unqueues{0};
     contend<Tiny>(3, 300ms, payload,
                   [&](unsigned, const Tiny::Context& c) { unqueues.fetch_add(c.unqueues); });
@@ -272,7 +273,7 @@ TEST(Osq, ExcludesWhileWaitersUnqueueAllTheTime) {
 // With one slot, the other contexts take turns at the spare node; queued waiters link behind it.
 TEST(Osq, ContextsWithoutASlotShareTheSpareNode) {
     using OneSlot = OsqLockT<Delay::none, 1, 16>;
-    Payload payload;
+    QueuePayload payload;
     std::atomic<std::uint64_t> slotless{0};
     contend<OneSlot>(3, 300ms, payload, [&](unsigned, const OneSlot::Context& c) {
         slotless.fetch_add(c.slotless_acquires);

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/common/error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace lockprof::perfdata {
 namespace {
@@ -138,19 +139,6 @@ std::string perf_file(const std::string& data, const std::string& event_name = "
     return f.s;
 }
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string pattern = std::filesystem::temp_directory_path() / "lockprof-perfdata-XXXXXX";
-        path = mkdtemp(pattern.data());
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    std::filesystem::path operator/(const std::string& name) const { return path / name; }
-};
-
 class PerfDataFold : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -167,7 +155,7 @@ class PerfDataFold : public ::testing::Test {
             perfdata::fold(PerfData::from_bytes(bytes, "t.data"), options, report, resolve);
         return exporting::to_folded_text(stacks);
     }
-    TempDir dir;
+    test::TempDir dir;
     ResolveOptions resolve;
     exporting::PerfScriptReport report;
 };

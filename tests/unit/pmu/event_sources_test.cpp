@@ -2,6 +2,7 @@
 // folder: this x86 VM without a PMU, x86 bare metal (Intel, AMD, hybrid), arm64 servers and
 // big.LITTLE boards, and the qemu-system-aarch64 virt guest.
 #include "lockprof/pmu/event_sources.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -14,15 +15,8 @@ using namespace lockprof::pmu;
 namespace {
 
 struct FakeSysfs {
-    std::filesystem::path root;
-    FakeSysfs() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "lockprof-sysfs-XXXXXX");
-        root = mkdtemp(pattern.data());
-    }
-    ~FakeSysfs() {
-        std::error_code ec;
-        std::filesystem::remove_all(root, ec);
-    }
+    lockprof::test::TempDir dir;
+    const std::filesystem::path& root = dir.path;
     // An event source with a `type` file and the given extra files.
     FakeSysfs& add(const std::string& name, std::initializer_list<const char*> files = {}) {
         const auto dir = root / "bus/event_source/devices" / name;

@@ -1,6 +1,7 @@
 // The uprobe PMU read from a sysfs tree built in a temporary folder, its attributes, and the
 // errors' wording.
 #include "lockprof/pmu/uprobe.hpp"
+#include "support/temp_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,26 +13,14 @@
 namespace lockprof::pmu {
 namespace {
 
-struct TempRoot {
-    std::filesystem::path root;
-    TempRoot() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "lockprof-uprobe-XXXXXX");
-        root = mkdtemp(pattern.data());
-    }
-    ~TempRoot() {
-        std::error_code ec;
-        std::filesystem::remove_all(root, ec);
-    }
-};
-
 TEST(UprobePmu, ReadsTypeAndRetprobeBit) {
-    TempRoot t;
-    const auto dir = t.root / "bus/event_source/devices/uprobe";
+    test::TempDir t;
+    const auto dir = t.path / "bus/event_source/devices/uprobe";
     std::filesystem::create_directories(dir / "format");
     std::ofstream(dir / "type") << "9\n";
     std::ofstream(dir / "format/retprobe") << "config:0\n";
     std::string why;
-    const auto pmu = uprobe_pmu(why, t.root);
+    const auto pmu = uprobe_pmu(why, t.path);
     ASSERT_TRUE(pmu) << why;
     EXPECT_EQ(pmu->type, 9u);
     EXPECT_EQ(pmu->retprobe_bit, 0);
@@ -47,9 +36,9 @@ TEST(UprobePmu, ReadsTypeAndRetprobeBit) {
 }
 
 TEST(UprobePmu, MissingPmuSaysWhy) {
-    TempRoot t;
+    test::TempDir t;
     std::string why;
-    EXPECT_FALSE(uprobe_pmu(why, t.root));
+    EXPECT_FALSE(uprobe_pmu(why, t.path));
     EXPECT_NE(why.find("no uprobe PMU is registered"), std::string::npos) << why;
 }
 

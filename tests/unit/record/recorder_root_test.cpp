@@ -3,6 +3,8 @@
 // with the kernel.
 #include <unistd.h>
 
+#include <csignal>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -14,31 +16,15 @@
 
 #include "lockprof/common/error.hpp"
 #include "lockprof/record/recorder.hpp"
+#include "support/temp_dir.hpp"
 
 namespace lockprof::record {
 namespace {
 
-struct FakeRoot {
-    std::filesystem::path root;
-    FakeRoot() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "lockprof-rec-XXXXXX");
-        root = mkdtemp(pattern.data());
-        std::filesystem::create_directories(root / "proc");
-    }
-    ~FakeRoot() {
-        std::error_code ec;
-        std::filesystem::remove_all(root, ec);
-    }
-    void write(const std::string& path, const std::string& content) {
-        std::filesystem::create_directories((root / path).parent_path());
-        std::ofstream(root / path) << content;
-    }
-};
-
-RecordSpec spec_under(const FakeRoot& fake, Mode mode) {
+RecordSpec spec_under(const test::TempDir& fake, Mode mode) {
     RecordSpec spec;
     spec.mode = mode;
-    spec.root = fake.root.string();
+    spec.root = fake.path.string();
     spec.duration_ns = 20'000'000;
     return spec;
 }
@@ -54,7 +40,7 @@ std::string usage_error_of(const RecordSpec& spec) {
 }
 
 TEST(RecorderRoot, PidMissingFromTheRootsProcIsRefused) {
-    FakeRoot fake;
+    test::TempDir fake;
     RecordSpec spec = spec_under(fake, Mode::pid);
     spec.pids = {getpid()};  // this test runs, but not in the fake /proc
     EXPECT_EQ(usage_error_of(spec), fmt::format("--pid: no process {} is running; check the id "
@@ -63,7 +49,7 @@ TEST(RecorderRoot, PidMissingFromTheRootsProcIsRefused) {
 }
 
 TEST(RecorderRoot, MatchScansTheRootsProc) {
-    FakeRoot fake;
+    test::TempDir fake;
     RecordSpec spec = spec_under(fake, Mode::match);
     spec.match = "lockprof-fake";
     EXPECT_NE(usage_error_of(spec).find("--match: no running process is named 'lockprof-fake'"),
@@ -85,6 +71,49 @@ TEST(RecorderRoot, MatchScansTheRootsProc) {
     EXPECT_EQ(p.threads[0].comm, "worker");
     EXPECT_EQ(p.threads[1].comm, "lockprof-fake");
     EXPECT_FALSE(p.threads[0].attached);  // nothing to count
+}
+
+// A matched process's mappings are taken from the one maps file record reads, the root's:
+// reading them a second time from /proc raced with the process's exit ("cannot read
+// /proc/N/maps" ended a `record --match postgres` when a pgbench connection closed), and here
+// the real /proc has no such process at all.
+TEST(RecorderRoot, MappingsComeFromTheMapsFileAlreadyRead) {
+    test::TempDir fake;
+    RecordSpec spec = spec_under(fake, Mode::match);
+    spec.match = "lockprof-fake";
+    fake.write("proc/99999999/comm", "lockprof-fake\n");
+    fake.write("proc/99999999/status", "Name:\tlockprof-fake\nState:\tS (sleeping)\nUid:\t0\n");
+    fake.write("proc/99999999/task/99999999/comm", "lockprof-fake\n");
+    fake.write("proc/99999999/maps",
+               "00400000-00401000 r-xp 00000000 00:00 0 /lockprof-fake/bin/server\n"
+               "7f0000000000-7f0000001000 rw-p 00000000 00:00 0 [heap]\n");
+    std::atomic<int> stop{0};
+    const RecordResult result = record(spec, {"lockprof", "record"}, stop);
+    ASSERT_EQ(result.processes.size(), 1u);
+    const auto& modules = result.processes[0].modules;
+    ASSERT_EQ(modules.size(), 1u);
+    EXPECT_EQ(modules[0].path, "/lockprof-fake/bin/server");
+    EXPECT_EQ(modules[0].start, 0x400000u);
+}
+
+// A signal while lockprof was starting (before record() launched anything): the command is
+// never started, and the recording says it was interrupted and why nothing ran.
+TEST(RecorderRoot, ACommandIsNotStartedAfterAStopSignal) {
+    test::TempDir fake;
+    const auto marker = fake.path / "started";
+    RecordSpec spec = spec_under(fake, Mode::command);
+    spec.command = {"/bin/sh", "-c", ": > \"$0\"", marker.string()};
+    std::vector<std::string> steps;
+    spec.on_stop_step = [&](const std::string& step) { steps.push_back(step); };
+    std::atomic<int> stop{SIGINT};
+    const RecordResult result = record(spec, {"lockprof", "record"}, stop);
+    EXPECT_FALSE(std::filesystem::exists(marker)) << "the command ran";
+    EXPECT_TRUE(result.interrupted);
+    EXPECT_EQ(result.interrupted_by, "SIGINT");
+    EXPECT_TRUE(result.processes.empty());
+    EXPECT_FALSE(result.exit_status.has_value());
+    ASSERT_EQ(steps.size(), 1u);
+    EXPECT_EQ(steps[0], "/bin/sh: not started, SIGINT came first");
 }
 
 }  // namespace

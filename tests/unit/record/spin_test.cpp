@@ -12,6 +12,9 @@
 #include <filesystem>
 #include <set>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "lockprof/common/error.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
@@ -139,6 +142,128 @@ TEST(SpinAnalysis, LostRecordsAreSaid) {
     ASSERT_EQ(p.notes.size(), 1u);
     EXPECT_NE(p.notes[0].find("the kernel counted 5 entries, 1 were recorded"), std::string::npos)
         << p.notes[0];
+}
+
+// s_lock's result is its sleeps (perform_spin_delay's pg_usleep calls): summed per site and
+// function over the timed entries; a function whose result means nothing has no sleeps.
+TEST(SpinAnalysis, SLockResultsAreSummedAsSleeps) {
+    SpinRecording rec;
+    SpinProbe s_lock;
+    s_lock.function = "s_lock";
+    s_lock.arguments = SpinArguments::pg_s_lock;
+    s_lock.returns = SpinReturns::pg_delays;
+    SpinProbe plain;
+    plain.function = "lock_slow_path";
+    rec.probes = {s_lock, plain};
+    auto returning = [](std::uint32_t tid, std::uint64_t t, std::uint64_t value) {
+        SpinHit h = ret(tid, t);
+        h.return_value = value;
+        return h;
+    };
+    SpinHit other = entry(3, 10, 0xc0, 0, "");
+    other.probe = 1;
+    other.file.clear();
+    SpinHit other_ret = returning(3, 20, 7);
+    other_ret.probe = 1;
+    rec.hits = {entry(1, 100, 0xa0, 1234, "XLogGetLastRemovedSegno"), returning(1, 200, 3),
+                entry(1, 300, 0xa0, 1234, "XLogGetLastRemovedSegno"),
+                // The upper half of the register is not s_lock's int.
+                returning(1, 400, 0xffffffff00000002ull), other, other_ret};
+    const auto p = analyse_spin(rec, nullptr);
+    ASSERT_EQ(p.sites.size(), 2u);
+    const auto& pg = p.sites[0].function == "s_lock" ? p.sites[0] : p.sites[1];
+    const auto& mine = p.sites[0].function == "s_lock" ? p.sites[1] : p.sites[0];
+    EXPECT_EQ(pg.sleeps, std::optional<std::uint64_t>(5));
+    EXPECT_EQ(mine.sleeps, std::nullopt);
+    EXPECT_EQ(p.functions[0].sleeps, std::optional<std::uint64_t>(5));
+    EXPECT_EQ(p.functions[1].sleeps, std::nullopt);
+    EXPECT_EQ(p.sleeps, std::optional<std::uint64_t>(5));
+}
+
+TEST(SpinAnalysis, FoldedStacksWeighSlowPathTimeByCallSite) {
+    SpinProfile p;
+    SpinSite a;
+    a.function = "s_lock";
+    a.site = "xlog.c:1234 XLogGetLastRemovedSegno";
+    a.caller = "XLogGetLastRemovedSegno";
+    a.total_ns = 800.4;
+    SpinSite b;
+    b.function = "lock_slow_path";
+    b.site = "[unknown caller]";
+    b.total_ns = 50;
+    p.sites = {a, b};
+    const auto folded = spin_folded(p);
+    EXPECT_EQ(exporting::to_folded_text(folded),
+              "XLogGetLastRemovedSegno;s_lock at xlog.c:1234 XLogGetLastRemovedSegno 800\n"
+              "[unknown caller];lock_slow_path at [unknown caller] 50\n");
+}
+
+}  // namespace
+
+// Functions of this binary whose addresses stand for a sampled entry's callers.
+extern "C" [[gnu::noinline]] int spin_test_caller() {
+    asm volatile("" ::: "memory");
+    return 1;
+}
+extern "C" [[gnu::noinline]] int spin_test_outer() {
+    asm volatile("" ::: "memory");
+    return 2;
+}
+extern "C" [[gnu::noinline]] int spin_test_other() {
+    asm volatile("" ::: "memory");
+    return 3;
+}
+
+namespace {
+
+// --call-graph dwarf: stack hits are not entries; each goes to the site its entry is at, and
+// the folded stacks split the site's time over its stacks by their samples.
+TEST(SpinAnalysis, SampledStacksGoToTheirSitesAndSplitItsTime) {
+    SpinRecording rec;
+    SpinProbe probe;
+    probe.function = "s_lock";
+    probe.arguments = SpinArguments::pg_s_lock;
+    rec.probes.push_back(probe);
+    rec.kernel_entries = {3};
+    rec.stack_size = 8192;
+    // The return addresses: one past the start of each function, read as "in it".
+    const auto in = [](int (*f)()) { return reinterpret_cast<std::uint64_t>(f) + 1; };
+    auto stack = [&](std::uint64_t t, int line, std::vector<std::uint64_t> chain) {
+        SpinHit h = entry(1, t, 0xa0, line, "XLogGetLastRemovedSegno");
+        h.is_stack = true;
+        h.callchain = std::move(chain);
+        return h;
+    };
+    rec.hits = {entry(1, 100, 0xa0, 1234, "XLogGetLastRemovedSegno"),
+                stack(100, 1234, {in(spin_test_caller), in(spin_test_outer)}), ret(1, 200),
+                entry(1, 300, 0xa0, 1234, "XLogGetLastRemovedSegno"),
+                stack(300, 1234, {in(spin_test_caller), in(spin_test_outer)}), ret(1, 500),
+                entry(1, 600, 0xa0, 1234, "XLogGetLastRemovedSegno"),
+                stack(600, 1234, {in(spin_test_caller), in(spin_test_other)}), ret(1, 900),
+                // A stack whose entry was lost: no site of its own.
+                stack(1000, 77, {in(spin_test_caller)})};
+    const auto modules = symbols::process_modules();
+    const auto p = analyse_spin(rec, [&](std::uint32_t) { return &modules; });
+    EXPECT_EQ(p.entries, 3u);  // the stacks added none
+    EXPECT_DOUBLE_EQ(p.total_ns, 600);
+    EXPECT_EQ(p.stack_samples, 3u);
+    EXPECT_EQ(p.stack_size, 8192u);
+    ASSERT_EQ(p.sites.size(), 1u);
+    const auto& site = p.sites[0];
+    ASSERT_EQ(site.stacks.size(), 2u);
+    EXPECT_EQ(site.stacks[0].frames,
+              (std::vector<std::string>{"spin_test_outer", "spin_test_caller"}));
+    EXPECT_EQ(site.stacks[0].samples, 2u);
+    EXPECT_EQ(site.stacks[1].frames,
+              (std::vector<std::string>{"spin_test_other", "spin_test_caller"}));
+    bool unmatched = false;
+    for (const auto& n : p.notes) unmatched |= n.find("spin: 1 stacks had no recorded entry") == 0;
+    EXPECT_TRUE(unmatched) << fmt::format("{}", fmt::join(p.notes, "\n"));
+    EXPECT_EQ(exporting::to_folded_text(spin_folded(p)),
+              "spin_test_other;spin_test_caller;s_lock at xlog.c:1234 XLogGetLastRemovedSegno "
+              "200\n"
+              "spin_test_outer;spin_test_caller;s_lock at xlog.c:1234 XLogGetLastRemovedSegno "
+              "400\n");
 }
 
 TEST(SpinStrings, ReadFromTheProcess) {

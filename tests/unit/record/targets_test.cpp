@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/common/error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace lockprof::record {
 namespace {
@@ -16,15 +17,8 @@ namespace fs = std::filesystem;
 
 // A fake /proc with processes given as pid -> (comm, uid, state, threads).
 struct FakeProc {
-    fs::path root;
-    FakeProc() {
-        std::string pattern = (fs::temp_directory_path() / "lockprof-proc-XXXXXX").string();
-        root = mkdtemp(pattern.data());
-    }
-    ~FakeProc() {
-        std::error_code ec;
-        fs::remove_all(root, ec);
-    }
+    lockprof::test::TempDir dir;
+    const fs::path& root = dir.path;
     void add(pid_t pid, const std::string& comm, uid_t uid = 1000, char state = 'S',
              std::vector<pid_t> threads = {}) {
         const fs::path dir = root / std::to_string(pid);

@@ -99,6 +99,37 @@ TEST(ResultJson, SamplingKeepsTheGrantedPreciseIpAndItsSkid) {
     EXPECT_THROW(report::result_from_json(doc), UsageError);
 }
 
+TEST(ResultJson, SamplingKeepsHowCallStacksWereTaken) {
+    auto run = sample_run();
+    profiling::SamplingInfo info;
+    info.sampler = "perf";
+    info.event = info.requested_event = "cpu-clock";
+    info.call_graph = "dwarf";
+    info.stack_size = 4096;
+    info.unwound = 120;
+    info.unwound_without_callers = 3;
+    info.unwind_seconds = 0.25;
+    run.sampling = info;
+    auto doc = report::to_json(run, {});
+    EXPECT_EQ(doc["sampling"]["call_graph"], "dwarf");
+    EXPECT_EQ(doc["sampling"]["stack_size"], 4096);
+    auto back = report::result_from_json(doc);
+    ASSERT_TRUE(back.sampling);
+    EXPECT_EQ(back.sampling->call_graph, "dwarf");
+    EXPECT_EQ(back.sampling->stack_size, 4096u);
+    EXPECT_EQ(back.sampling->unwound, 120u);
+    EXPECT_EQ(back.sampling->unwound_without_callers, 3u);
+    EXPECT_EQ(report::to_json(back, {})["sampling"], doc["sampling"]);
+    // Files from before --call-graph: frame pointers.
+    for (const char* key : {"call_graph", "stack_size", "call_graph_note", "unwound",
+                            "unwound_without_callers", "unwind_s"})
+        doc["sampling"].erase(key);
+    EXPECT_EQ(report::result_from_json(doc).sampling->call_graph, "fp");
+    doc["sampling"]["call_graph"] = "lbr";
+    doc["sampling"]["stack_size"] = 0;
+    EXPECT_THROW(report::result_from_json(doc), UsageError);
+}
+
 TEST(ResultJson, RefusesOtherSchemasAndVersions) {
     auto doc = report::to_json(sample_run(), {});
     doc["schema_version"] = 999;
@@ -194,12 +225,16 @@ workload::RunResult every_field_set() {
     s.duration_ns = 5'000'000;
     s.acquires_per_thread = 777;
     s.work.critical_ns = 11;
-    s.work.parallel_ns = 22;
+    s.work.parallel_instructions = 44;  // --parallel-ins: parallel_ns stays 0
     s.work.shared_lines = 3;
     s.work.data = workload::DataPlacement::same_line;
+    s.work.lock_page = workload::LockPage::huge;
+    s.work.read_fraction = 0.25;
     s.delay = arch::Delay::isb;
     s.pin.mode = workload::PinMode::list;
     s.pin.cpus = {2, 5};
+    s.pin.cpu_order_file = "order.txt";
+    s.sched = workload::SchedPolicy::fifo;
     s.warmup_ns = 33;
     s.trials = 4;
     s.seed = 44;
@@ -233,12 +268,15 @@ workload::RunResult every_field_set() {
     trial.trial = 3;
     trial.wall_ns = 1'000'000;
     trial.ticks = 2'000'000;
+    trial.lock_page = workload::LockPageUse{2u << 20, 0x1a4e00000};
     for (unsigned i = 0; i < 2; ++i) {
         workload::ThreadResult t;
         t.index = i;
         t.cpu = static_cast<int>(5 - i);
         t.acquires = 1000 + i;
         t.overlaps = 3;
+        t.read_acquires = 250 + i;
+        t.mix_seed = 0xABCDEF01u + i;
         t.rmw_attempts = 2000;
         t.spin_iterations = 3000;
         t.sleeps = 4;
@@ -252,6 +290,7 @@ workload::RunResult every_field_set() {
         t.end_ns = 1'000'010 - i;  // the window, first start to last end, is wall_ns
         t.latency.record(7);
         t.latency.record(70'000);
+        t.read_latency.record(7);
         t.counters.push_back({"cycles", 123, 1000, 900});
         t.samples.push_back({0x1234, 99, 555, 1000, {0x10, 0x20}, 98});
         t.samples_lost = 2;
@@ -275,8 +314,20 @@ TEST(ResultJson, EveryFieldSurvivesARoundTrip) {
     EXPECT_EQ(again.dump(2), doc.dump(2));
     EXPECT_EQ(back.spec.pin.mode, workload::PinMode::list);
     EXPECT_EQ(back.spec.pin.cpus, (std::vector<int>{2, 5}));
+    EXPECT_EQ(back.spec.pin.cpu_order_file, "order.txt");
+    EXPECT_EQ(back.spec.sched, workload::SchedPolicy::fifo);
     ASSERT_EQ(back.cells.at(0).trials.at(0).threads.at(1).samples.size(), 1u);
     EXPECT_EQ(back.cells[0].trials[0].threads[1].samples[0].pid, 98u);
+    // --read-fraction: the share asked for, each thread's reads, mix seed and read latency,
+    // and the cell's read/write split derived from them.
+    EXPECT_EQ(back.spec.work.read_fraction, 0.25);
+    EXPECT_EQ(back.cells[0].trials[0].threads[1].read_acquires, 251u);
+    EXPECT_EQ(back.cells[0].trials[0].threads[1].mix_seed, 0xABCDEF02u);
+    EXPECT_EQ(back.cells[0].trials[0].threads[1].read_latency.total(), 1u);
+    ASSERT_TRUE(doc["cells"][0]["summary"].contains("read_acquires"));
+    EXPECT_EQ(doc["cells"][0]["summary"]["read_acquires"]["median"], 501.0);
+    EXPECT_TRUE(doc["cells"][0]["summary"].contains("write_latency_ns"));
+    EXPECT_EQ(doc["cells"][0]["summary"]["write_latency_ns"]["samples"], 2u);
     EXPECT_EQ(back.provenance.cpufreq_governor, "performance");
     EXPECT_EQ(back.provenance.cpu_boost, "off");
     // Files written before the frequency fields existed read as "unknown".
@@ -284,6 +335,14 @@ TEST(ResultJson, EveryFieldSurvivesARoundTrip) {
     old["provenance"].erase("cpufreq_governor");
     old["provenance"].erase("cpu_boost");
     EXPECT_EQ(report::result_from_json(old).provenance.cpu_boost, "");
+    // Files written before --sched and --cpu-order: SCHED_OTHER, no order file.
+    old["config"].erase("sched");
+    old["config"]["pin"].erase("cpu_order_file");
+    EXPECT_EQ(report::result_from_json(old).spec.sched, workload::SchedPolicy::other);
+    EXPECT_EQ(report::result_from_json(old).spec.pin.cpu_order_file, "");
+    auto bad_sched = doc;
+    bad_sched["config"]["sched"] = "batch";
+    EXPECT_THROW(report::result_from_json(bad_sched), UsageError);
     // Every pin mode by name.
     for (auto mode : {workload::PinMode::none, workload::PinMode::compact,
                       workload::PinMode::scatter, workload::PinMode::list}) {
@@ -294,4 +353,63 @@ TEST(ResultJson, EveryFieldSurvivesARoundTrip) {
     auto bad = doc;
     bad["config"]["pin"]["mode"] = "everywhere";
     EXPECT_THROW(report::result_from_json(bad), UsageError);
+}
+
+// --critical-ins / --parallel-ins and --lock-page: written, read back, absent in older files,
+// and what a reader refuses (both units at once, a trial's page without huge placement, a
+// physical address of 0: null is how "not recorded" is written).
+TEST(ResultJson, InstructionWorkAndLockPageSurviveARoundTrip) {
+    const auto run = every_field_set();
+    const auto doc = report::to_json(run, analysis::summarize(run));
+    EXPECT_TRUE(doc["config"]["critical_instructions"].is_null());
+    EXPECT_EQ(doc["config"]["parallel_instructions"], 44);
+    EXPECT_EQ(doc["config"]["lock_page"], "huge");
+    EXPECT_EQ(doc["cells"][0]["trials"][0]["lock_page"]["page_size"], 2u << 20);
+    EXPECT_EQ(doc["cells"][0]["trials"][0]["lock_page"]["physical_address"], 0x1a4e00000u);
+    const auto back = report::result_from_json(doc);
+    EXPECT_FALSE(back.spec.work.critical_instructions.has_value());
+    EXPECT_EQ(back.spec.work.parallel_instructions, 44u);
+    EXPECT_EQ(back.spec.work.lock_page, workload::LockPage::huge);
+    ASSERT_TRUE(back.cells[0].trials[0].lock_page.has_value());
+    EXPECT_EQ(back.cells[0].trials[0].lock_page->physical_address, 0x1a4e00000u);
+
+    auto unknown = doc;  // not root: the address is null, and stays unknown
+    unknown["cells"][0]["trials"][0]["lock_page"]["physical_address"] = nullptr;
+    EXPECT_FALSE(report::result_from_json(unknown)
+                     .cells[0]
+                     .trials[0]
+                     .lock_page->physical_address.has_value());
+
+    auto old = doc;  // written before either option: ns and the heap
+    old["config"].erase("critical_instructions");
+    old["config"].erase("parallel_instructions");
+    old["config"].erase("lock_page");
+    old["cells"][0]["trials"][0].erase("lock_page");
+    const auto old_run = report::result_from_json(old);
+    EXPECT_FALSE(old_run.spec.work.parallel_instructions.has_value());
+    EXPECT_EQ(old_run.spec.work.lock_page, workload::LockPage::normal);
+
+    const auto refused = [](nlohmann::json d, const std::string& path) {
+        try {
+            report::result_from_json(d);
+            ADD_FAILURE() << "accepted: " << path;
+        } catch (const UsageError& e) {
+            EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        }
+    };
+    auto both = doc;
+    both["config"]["critical_instructions"] = 100;  // critical_ns is 11
+    refused(both, "config.critical_instructions: is set, and so is critical_ns");
+    auto zero = doc;
+    zero["cells"][0]["trials"][0]["lock_page"]["physical_address"] = 0;
+    refused(zero, "cells[0].trials[0].lock_page.physical_address: is 0");
+    auto missing = doc;
+    missing["cells"][0]["trials"][0].erase("lock_page");
+    refused(missing, "cells[0].trials[0].lock_page: is missing");
+    auto stray = old;
+    stray["cells"][0]["trials"][0]["lock_page"] = doc["cells"][0]["trials"][0]["lock_page"];
+    refused(stray, "cells[0].trials[0].lock_page: is set, but config.lock_page is not huge");
+    auto page = doc;
+    page["config"]["lock_page"] = "giant";
+    refused(page, "config.lock_page: unknown lock page 'giant'");
 }

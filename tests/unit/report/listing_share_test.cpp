@@ -35,7 +35,8 @@ TEST(ListingShare, TextListingShowsRowsFromTheThresholdUp) {
     EXPECT_EQ(out.find("below_threshold"), std::string::npos) << out;
 }
 
-TEST(ListingShare, HtmlTableShowsRowsFromTheThresholdUp) {
+// The HTML report of a one-cell run whose annotation lists `f`.
+std::string html_listing(const sampling::HotFunction& f) {
     workload::RunResult run;
     run.spec.locks = {"tas"};
     run.spec.threads = {2};
@@ -61,11 +62,29 @@ TEST(ListingShare, HtmlTableShowsRowsFromTheThresholdUp) {
     annotation.lock = "tas";
     annotation.threads = 2;
     annotation.samples = 1000;
-    annotation.functions.push_back(long_function());
+    annotation.functions.push_back(f);
     extras.attribution = analysis::Attribution{{annotation}, {}};
-    const std::string html = render_html_report(run, summaries, extras);
+    return render_html_report(run, summaries, extras);
+}
+
+TEST(ListingShare, HtmlTableShowsRowsFromTheThresholdUp) {
+    const std::string html = html_listing(long_function());
     EXPECT_NE(html.find("at_threshold"), std::string::npos);
     EXPECT_EQ(html.find("below_threshold"), std::string::npos);
+}
+
+// A function without line or inline information (built without -g) says so in the HTML
+// report as the text listing does, and one with source lines does not.
+TEST(ListingShare, HtmlTableSaysWhenAFunctionHasNoLineInformation) {
+    const std::string note =
+        "spin_here: no line or inline information (built without -g, or "
+        "stripped): no source lines, no loop phases";
+    EXPECT_NE(html_listing(long_function()).find(note), std::string::npos);
+    auto with_lines = long_function();
+    with_lines.instructions[10].source = "tas.hpp:29";
+    const std::string html = html_listing(with_lines);
+    EXPECT_EQ(html.find("no line or inline information"), std::string::npos);
+    EXPECT_NE(html.find("tas.hpp:29"), std::string::npos);
 }
 
 }  // namespace

@@ -2,10 +2,16 @@
 // counter table and notes, the spin-lock sentence, and the lockprof-record JSON document.
 #include "lockprof/report/record_report.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include "lockprof/common/error.hpp"
+#include "lockprof/report/json.hpp"
 
 namespace lockprof::report {
 namespace {
+
+using nlohmann::json;
 
 profiling::CounterReading reading(const std::string& event, std::uint64_t raw,
                                   std::uint64_t running_ns = 1000) {
@@ -122,6 +128,57 @@ TEST(RecordReport, JsonDocument) {
     EXPECT_EQ(doc["totals"][0]["per_second"], 1250.0);
     EXPECT_EQ(doc["notes"][0], "something the user must know");
     EXPECT_EQ(doc["spin_locks"]["summary"], "no samples");
+}
+
+TEST(RecordReport, SpinSentenceSaysWhatMissingDebugInfoHides) {
+    record::Profile p;
+    p.samples = 10;
+    p.spin.pattern = "my_spin_lock";
+    p.spin.without_debug_info = {"worker"};
+    EXPECT_EQ(spin_sentence(p),
+              "no samples are in functions matching 'my_spin_lock', but worker has no line or "
+              "inline information (built without -g, or stripped), so a lock inlined into it "
+              "cannot be seen; rebuild with -g, which costs nothing at run time");
+    p.spin.without_debug_info = {"a", "b", "c", "d"};
+    EXPECT_NE(spin_sentence(p).find("but a, b, c, ... have no line"), std::string::npos);
+}
+
+// The HTML report holds the recording's sections and its figures as the JSON gives them, and
+// is the same page rendered from the document or from its text read back.
+TEST(RecordReport, HtmlReportHasTheRecordingsSectionsAndNumbers) {
+    const auto r = recording();
+    const auto p = profile_of(r);
+    const std::string html = render_record_html(r, p, "my title");
+    for (const char* id : {"target", "counters", "symbols", "annotation", "spin"})
+        EXPECT_NE(html.find(fmt::format("<section id=\"{}\">", id)), std::string::npos) << id;
+    EXPECT_EQ(html.find("<section id=\"spin-calls\">"), std::string::npos);  // no --spin
+    EXPECT_NE(html.find("<h1>my title</h1>"), std::string::npos);
+    EXPECT_NE(html.find("<dd>pids: 42,43</dd>"), std::string::npos);
+    EXPECT_NE(html.find("<dd>2.00 s (interrupted)</dd>"), std::string::npos);
+    EXPECT_NE(html.find("The recording was interrupted"), std::string::npos);
+    EXPECT_NE(html.find("<tr><td>42</td><td>postgres</td><td>2</td><td>2500</td><td>12.35M</td>"
+                        "</tr>"),
+              std::string::npos)
+        << html;
+    EXPECT_NE(html.find("<td>per second</td><td></td><td>1250</td><td>6.17M</td>"),
+              std::string::npos);
+    EXPECT_NE(html.find("The recording was not sampled"), std::string::npos);
+    EXPECT_NE(html.find("<li>something the user must know</li>"), std::string::npos);
+    EXPECT_EQ(html,
+              render_record_html(json::parse(json_text(record_to_json(r, p), 1)), "my title"));
+}
+
+TEST(RecordReport, HtmlReportRefusesAnIncompleteRecording) {
+    auto doc = record_to_json(recording(), profile_of(recording()));
+    doc.erase("spin_locks");
+    EXPECT_THROW(render_record_html(doc, "t"), UsageError);
+    doc["version"] = 99;
+    try {
+        render_record_html(doc, "t");
+        ADD_FAILURE() << "no error";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("recording schema version 99"), std::string::npos);
+    }
 }
 
 }  // namespace

@@ -79,6 +79,25 @@ TEST(RunReport, SleepsShowOnlyWhereALockSlept) {
               0u);
 }
 
+// --read-fraction: the reads and writes split appears only when reads were asked for, with the
+// shares the threads counted, and the workload line names the fraction and seed.
+TEST(RunReport, ReadsAndWritesShowOnlyWithAReadFraction) {
+    workload::RunResult run;
+    run.cells = {cell("tas", 2), cell("rw-cas", 2)};
+    auto table = report::render_table(run, analysis::summarize(run));
+    EXPECT_EQ(table.find("reads/s"), std::string::npos) << table;
+    EXPECT_EQ(table.find("read fraction"), std::string::npos) << table;
+
+    run.spec.work.read_fraction = 0.75;
+    run.spec.seed = 9;
+    for (auto& t : run.cells[1].trials[0].threads) t.read_acquires = 750;
+    table = report::render_table(run, analysis::summarize(run));
+    EXPECT_NE(table.find("read fraction 0.75 (seed 9)"), std::string::npos) << table;
+    EXPECT_NE(table.find("reads/s"), std::string::npos) << table;
+    EXPECT_NE(table.find("75.0%"), std::string::npos) << "rw-cas's read share: " << table;
+    EXPECT_NE(table.find("0.0%"), std::string::npos) << "tas took none shared: " << table;
+}
+
 // Acquire-limited runs of unfair locks: one thread finishes long before the other, which then
 // runs alone. The table says how much of the window had every thread running.
 TEST(RunReport, FullConcurrencyBelowNinetyPercentIsShownWithANote) {

@@ -71,6 +71,39 @@ TEST(RingBufferParse, SampleFieldsAndCallchain) {
     EXPECT_EQ(ring.lost, 0u);
 }
 
+// --call-graph dwarf: the registers and the stack copy after the call chain are kept in the
+// sample, the copy cut to the bytes the kernel could copy (dyn_size); a register set of another
+// ABI (none, 32-bit) keeps neither.
+TEST(RingBufferParse, DwarfSamplesKeepTheirRegistersAndStackCopy) {
+    RingBuffer ring;
+    ring.layout = {kSampleType | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER, 0, false,
+                   0b1011};  // three registers
+    // ip, pid/tid, time, period, an empty chain; abi 64, 3 registers; stack of 16 bytes of
+    // which 12 copied, then dyn_size.
+    feed(ring, make_record(PERF_RECORD_SAMPLE,
+                           {0x401000, pid_tid(1, 2), 5, 1, 0, PERF_SAMPLE_REGS_ABI_64, 10, 11, 13,
+                            16, 0x0807060504030201, 0x100f0e0d0c0b0a09, 12}));
+    ASSERT_EQ(ring.samples.size(), 1u);
+    const auto& s = ring.samples[0];
+    EXPECT_EQ(s.user_regs, (std::vector<std::uint64_t>{10, 11, 13}));
+    ASSERT_EQ(s.user_stack.size(), 12u);
+    EXPECT_EQ(s.user_stack[0], 1);
+    EXPECT_EQ(s.user_stack[11], 12);
+    EXPECT_TRUE(s.callchain.empty());
+    EXPECT_EQ(ring.stack_bytes, 12u);
+    // A kernel thread's sample: ABI none, no registers, and a stack size of 0.
+    feed(ring, make_record(PERF_RECORD_SAMPLE,
+                           {0x402000, pid_tid(1, 3), 6, 1, 0, PERF_SAMPLE_REGS_ABI_NONE, 0}));
+    ASSERT_EQ(ring.samples.size(), 2u);
+    EXPECT_TRUE(ring.samples[1].user_regs.empty());
+    EXPECT_TRUE(ring.samples[1].user_stack.empty());
+    // A 32-bit task's registers are not what the unwinder reads.
+    feed(ring, make_record(PERF_RECORD_SAMPLE, {0x403000, pid_tid(1, 4), 7, 1, 0,
+                                                PERF_SAMPLE_REGS_ABI_32, 1, 2, 3, 0}));
+    ASSERT_EQ(ring.samples.size(), 3u);
+    EXPECT_TRUE(ring.samples[2].user_regs.empty());
+}
+
 TEST(RingBufferParse, OnlyTheFirstFrameEqualToTheIpIsSkipped) {
     RingBuffer ring;
     // A chain that does not start with the IP keeps its first frame; a recursive caller at the

@@ -88,8 +88,16 @@ TEST(Mnemonics, AtomicInstructionsIncludeOutlineHelperCalls) {
         return i;
     };
     for (const char* m : {"ldaxr", "stxr", "swpa", "casal", "ldadda", "staddl", "stsetl", "stclrb",
-                          "steorh", "lock cmpxchg", "xchg"})
+                          "steorh", "lock cmpxchg"})
         EXPECT_TRUE(insn(m).is_atomic()) << m;
+    // x86 xchg is atomic on memory only; `xchg %ax,%ax` is the two-byte nop (osq's padding).
+    auto xchg = insn("xchg");
+    xchg.operands = "%r10d,(%r14)";
+    EXPECT_TRUE(xchg.is_atomic());
+    xchg.operands = "%ax,%ax";
+    EXPECT_FALSE(xchg.is_atomic());
+    xchg.operands = "%eax,%edx";
+    EXPECT_FALSE(xchg.is_atomic());
     EXPECT_TRUE(insn("bl", "__aarch64_swp4_acq").is_atomic());
     EXPECT_TRUE(insn("bl", "__aarch64_cas4_acq_rel").is_atomic());
     EXPECT_FALSE(insn("bl", "pthread_spin_lock@plt").is_atomic());
