@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/cli_runner.hpp"
+#include "support/sanitizers.hpp"
 
 using lockprof::test::CliResult;
 using lockprof::test::read_all;
@@ -98,7 +99,7 @@ bool perf_refused_otherwise(const CliResult& r, const std::string& expected) {
 }
 
 TEST(ResourceLimits, TooFewDescriptorsForThreadsTimesEventsDegradesWithOneLine) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(LOCKPROF_TEST_ASAN)
     GTEST_SKIP() << "under the sanitizers a process out of descriptors gets false reports: "
                     "UBSan's vptr check tests memory with a pipe(), which then fails";
 #endif
@@ -126,7 +127,7 @@ TEST(ResourceLimits, TooFewDescriptorsForThreadsTimesEventsDegradesWithOneLine) 
 }
 
 TEST(ResourceLimits, TooFewDescriptorsForSamplersDegradesWithOneNote) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(LOCKPROF_TEST_ASAN)
     GTEST_SKIP() << "under the sanitizers a process out of descriptors gets false reports: "
                     "UBSan's vptr check tests memory with a pipe(), which then fails";
 #endif

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.hpp"
+#include "support/sanitizers.hpp"
 
 using lockprof::test::occurrences;
 using lockprof::test::read_all;
@@ -81,7 +82,7 @@ TEST(CliSampling, TasSamplesLandOnItsExchangeLoop) {
     EXPECT_GE(sampled_loop_lines(r.block), 1) << r.block;
     EXPECT_NE(r.block.find("measured_loop<TasLock<"), std::string::npos) << r.block;
     if (r.arch != "x86_64") GTEST_SKIP() << "instruction names checked on x86_64 only";
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(LOCKPROF_TEST_ASAN)
     GTEST_SKIP() << "instruction names checked in the uninstrumented builds: the sanitizers "
                     "add code to the acquire loop, whose hottest rows then show it instead";
 #endif
@@ -115,7 +116,7 @@ TEST(CliSampling, CasSamplesLandOnItsCompareExchange) {
     EXPECT_GT(acquire_path_share(r.block), 50.0) << r.block;
     EXPECT_GE(sampled_loop_lines(r.block), 1) << r.block;
     if (r.arch != "x86_64") GTEST_SKIP() << "instruction names checked on x86_64 only";
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(LOCKPROF_TEST_ASAN)
     GTEST_SKIP() << "instruction names checked in the uninstrumented builds: the sanitizers "
                     "add code to the acquire loop, whose hottest rows then show it instead";
 #endif

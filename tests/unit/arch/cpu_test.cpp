@@ -10,6 +10,7 @@
 
 #include "lockprof/common/files.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "support/sanitizers.hpp"
 
 using namespace lockprof;
 using symbols::Instruction;
@@ -49,7 +50,7 @@ std::string listing(const std::vector<Instruction>& code) {
 class ArchCode : public ::testing::Test {
   protected:
     void SetUp() override {
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if defined(LOCKPROF_TEST_TSAN) || defined(LOCKPROF_TEST_ASAN)
         GTEST_SKIP() << "sanitizers instrument every memory access; the code checked is the "
                         "release build's. Runs in the other builds";
 #endif

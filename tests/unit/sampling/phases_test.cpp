@@ -12,6 +12,7 @@
 #include "lockprof/common/files.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
+#include "support/sanitizers.hpp"
 
 namespace lockprof::sampling {
 namespace {
@@ -80,7 +81,7 @@ TEST(LoopPhase, PhaseAtFindsTheInstructionContainingAnAddress) {
 // This binary's measured_loop<TasLock<...>, false> in every flavour it holds: each of the
 // loop's parts has instructions DWARF attributes to it, and tas's atomic is the acquire's.
 TEST(LoopPhase, EveryPhaseOfTheRealLoopIsNamedByItsInlineChain) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(LOCKPROF_TEST_TSAN)
     GTEST_SKIP() << "TSan turns the lock's atomics into calls to its runtime; the real loop's "
                     "code is checked in the other builds";
 #endif

@@ -9,6 +9,7 @@
 
 #include "lockprof/common/files.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "support/sanitizers.hpp"
 
 // Functions of this test binary to put synthetic samples in.
 extern "C" __attribute__((noinline)) int stacks_test_callee(int x) {
@@ -71,7 +72,7 @@ TEST(StackFolder, CodeOutsideEveryFileIsUnknown) {
 // frame is followed by its phase and the instruction; a caller frame in the loop (the call
 // to a lock's out-of-line function) gets its call site's phase; function leaves have neither.
 TEST(StackFolder, MeasuredLoopFramesAreFollowedByTheirPhase) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(LOCKPROF_TEST_TSAN)
     GTEST_SKIP() << "TSan turns the lock's atomics into calls to its runtime; the real loop's "
                     "code is checked in the other builds";
 #endif

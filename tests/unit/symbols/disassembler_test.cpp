@@ -10,6 +10,7 @@
 
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/files.hpp"
+#include "support/sanitizers.hpp"
 
 namespace lockprof::symbols {
 namespace {
@@ -110,7 +111,7 @@ TEST(Disassembler, DefaultObjdumpFollowsTheElfMachine) {
 }
 
 TEST(Disassembler, DisassemblesAFunctionOfThisBinaryByName) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(LOCKPROF_TEST_TSAN)
     GTEST_SKIP() << "TSan turns atomics into calls into its runtime: there is no xchg/cmpxchg "
                     "instruction to find. Runs in the other builds";
 #endif

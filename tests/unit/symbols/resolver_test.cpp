@@ -2,6 +2,7 @@
 #include "lockprof/symbols/resolver.hpp"
 
 #include "lockprof/symbols/disassembler.hpp"
+#include "support/sanitizers.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -159,7 +160,7 @@ TEST(SymbolResolver, KernelHalfAddressesAreTheKernels) {
 }
 
 TEST(SymbolResolver, InlineChainReachesTheLockInsideTheMeasuredLoop) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(LOCKPROF_TEST_TSAN)
     GTEST_SKIP() << "TSan turns atomics into calls into its runtime: there is no xchg/cmpxchg "
                     "instruction to find. Runs in the other builds";
 #endif

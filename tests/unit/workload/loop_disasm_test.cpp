@@ -19,6 +19,7 @@
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/files.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "support/sanitizers.hpp"
 
 using namespace lockprof;
 using symbols::FunctionCode;
@@ -134,7 +135,7 @@ std::map<std::string, FunctionCode> tas_loops(bool latency) {
 }  // namespace
 
 TEST(MeasuredLoopCode, LatencyRecordsOutsideTheCriticalSection) {
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if defined(LOCKPROF_TEST_TSAN) || defined(LOCKPROF_TEST_ASAN)
     GTEST_SKIP() << "sanitizers add calls to every memory access; the code checked is the "
                     "release build's. Runs in the other builds";
 #endif

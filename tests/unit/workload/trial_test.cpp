@@ -14,6 +14,7 @@
 #include "lockprof/workload/pinning.hpp"
 #include "lockprof/workload/plan.hpp"
 #include "lockprof/workload/trial.hpp"
+#include "support/sanitizers.hpp"
 
 using namespace lockprof;
 using namespace lockprof::workload;
@@ -465,7 +466,7 @@ TEST(Trial, ReadersSharingIsNoOverlap) {
 }
 
 TEST(Trial, WatchdogEndsARunThatMakesNoProgress) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(LOCKPROF_TEST_TSAN)
     GTEST_SKIP() << "the stall path abandons the spinning threads by design (the process exits "
                     "right after); TSan reports their later accesses. Runs in the other builds";
 #endif

@@ -16,6 +16,7 @@
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/files.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "support/sanitizers.hpp"
 
 using namespace lockprof;
 using symbols::FunctionCode;
@@ -75,7 +76,7 @@ std::map<std::string, FunctionCode> tas_measured_loops() {
 }  // namespace
 
 TEST(WorkLoopCode, EachTripIsTheStatedInstructionCount) {
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if defined(LOCKPROF_TEST_TSAN) || defined(LOCKPROF_TEST_ASAN)
     GTEST_SKIP() << "sanitizers add calls to every memory access; the code checked is the "
                     "release build's. Runs in the other builds";
 #endif
