@@ -308,12 +308,14 @@ const std::string& Replay::symbol_in(File& f, std::uint64_t file_offset) {
             break;
         }
     if (it->second.empty() && !f.plt.empty() && file_offset >= f.plt.front().file_offset) {
-        // perf's synthesized "name@plt" symbols for the stubs no ELF symbol covers.
+        // perf's synthesized "name@plt" symbols for the stubs no ELF symbol covers. A stub
+        // whose relocation names no symbol (R_X86_64_IRELATIVE: 39 of libc.so.6's 53 stubs, its
+        // calls to its own ifuncs) is "@plt" to perf 6.1, an empty name with the suffix.
         auto stub = std::upper_bound(
             f.plt.begin(), f.plt.end(), file_offset,
             [](std::uint64_t o, const symbols::PltStub& s) { return o < s.file_offset; });
         --stub;
-        if (file_offset - stub->file_offset < stub->size && !stub->name.empty())
+        if (file_offset - stub->file_offset < stub->size)
             it->second = symbols::perf_symbol_name(stub->name) + "@plt";
     }
     return it->second;

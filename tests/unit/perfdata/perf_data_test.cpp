@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/symbols/resolver.hpp"
 #include "support/temp_dir.hpp"
 
 namespace lockprof::perfdata {
@@ -203,6 +205,42 @@ TEST_F(PerfDataFold, EventNameFromTheEventDescription) {
     EXPECT_EQ(PerfData::from_bytes(file, "t").events().at(0).name, "cpu-clock:u");
     fold(file);
     EXPECT_EQ(report.event, "cpu-clock");  // modifiers dropped, as the text path drops them
+}
+
+// The C library this test runs with, from its own mappings ("" when none is named libc.so.6).
+std::string this_libc() {
+    std::ifstream maps("/proc/self/maps");
+    for (std::string line; std::getline(maps, line);) {
+        const auto slash = line.find('/');
+        if (slash != std::string::npos && line.ends_with("/libc.so.6")) return line.substr(slash);
+    }
+    return {};
+}
+
+TEST_F(PerfDataFold, PltStubWithoutASymbolIsNamedAsPerfNamesIt) {
+    // glibc calls its own ifuncs (memcpy, strlen...) through PLT stubs whose relocation
+    // (R_X86_64_IRELATIVE) names no symbol; perf 6.1 names them "@plt", and a sample there must
+    // fold as `perf script | lockprof fold` folds it, not as "[libc.so.6]".
+    const std::string libc = this_libc();
+    if (libc.empty()) GTEST_SKIP() << "this test process maps no libc.so.6";
+    const auto stubs = symbols::plt_stubs(libc);
+    const auto unnamed = std::find_if(stubs.begin(), stubs.end(),
+                                      [](const symbols::PltStub& s) { return s.name.empty(); });
+    if (unnamed == stubs.end())
+        GTEST_SKIP() << libc << " has no PLT stub without a symbol (no IRELATIVE relocations)";
+    const auto named = std::find_if(stubs.begin(), stubs.end(),
+                                    [](const symbols::PltStub& s) { return !s.name.empty(); });
+    ASSERT_NE(named, stubs.end());
+    const std::uint64_t base = 0x7f0000000000;
+    const auto size = std::filesystem::file_size(libc);
+    const std::string data = comm(42, 42, "prog", 1) + mmap2(42, base, size, libc, 2) +
+                             sample(42, 42, 3, {kUserMark, base + unnamed->file_offset + 4}) +
+                             sample(42, 42, 4, {kUserMark, base + named->file_offset + 4});
+    const std::string text = fold(perf_file(data));
+    EXPECT_NE(text.find("prog;@plt 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("prog;" + symbols::perf_symbol_name(named->name) + "@plt 1\n"),
+              std::string::npos)
+        << text;
 }
 
 void expect_usage_error(const std::string& bytes, const std::string& part) {
