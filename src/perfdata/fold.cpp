@@ -53,7 +53,6 @@ struct File {
     std::uint64_t base = 0;
     std::string resolved;  // the file symbols come from ("" none): the path or the cache's copy
     std::unique_ptr<symbols::SymbolResolver> resolver;
-    std::vector<symbols::PltStub> plt;                     // by file offset
     std::unordered_map<std::uint64_t, std::string> names;  // file offset -> symbol ("" none)
 };
 
@@ -289,7 +288,6 @@ void Replay::load(File& f) {
     }
     if (path.empty() || !symbols::elf_image(path, f.image)) return;
     f.resolved = path;
-    f.plt = symbols::plt_stubs(path);
     f.base = f.image.position_independent ? kPieBase : 0;
     f.resolver = std::make_unique<symbols::SymbolResolver>(
         symbols::image_mappings(path, f.image, f.base, std::string()));
@@ -304,20 +302,12 @@ const std::string& Replay::symbol_in(File& f, std::uint64_t file_offset) {
         if (file_offset >= seg.offset && file_offset - seg.offset < seg.filesz) {
             const auto loc =
                 f.resolver->resolve_symbol(f.base + seg.vaddr + (file_offset - seg.offset));
+            // PLT stubs included: the resolver names them "name@plt" as perf synthesizes them,
+            // and one whose relocation names no symbol (R_X86_64_IRELATIVE: 39 of libc.so.6's
+            // 53 stubs, its calls to its own ifuncs) "@plt", as perf 6.1 does.
             if (loc.has_symbol()) it->second = symbols::perf_symbol_name(loc.linkage_name);
             break;
         }
-    if (it->second.empty() && !f.plt.empty() && file_offset >= f.plt.front().file_offset) {
-        // perf's synthesized "name@plt" symbols for the stubs no ELF symbol covers. A stub
-        // whose relocation names no symbol (R_X86_64_IRELATIVE: 39 of libc.so.6's 53 stubs, its
-        // calls to its own ifuncs) is "@plt" to perf 6.1, an empty name with the suffix.
-        auto stub = std::upper_bound(
-            f.plt.begin(), f.plt.end(), file_offset,
-            [](std::uint64_t o, const symbols::PltStub& s) { return o < s.file_offset; });
-        --stub;
-        if (file_offset - stub->file_offset < stub->size)
-            it->second = symbols::perf_symbol_name(stub->name) + "@plt";
-    }
     return it->second;
 }
 

@@ -61,6 +61,19 @@ struct CallSites {
     std::optional<LoopPhase> phase;  // the call sites' phase, when they all share one
 };
 
+// One direct call in an annotated function, and where it sits.
+struct CallRecord {
+    std::size_t caller = 0;               // index into CellAnnotation::functions
+    std::string callee;                   // callee_name(); "" for a call into a symbol's middle
+    std::optional<std::uint64_t> target;  // runtime address it reaches
+    bool in_path = false, in_loop = false;
+    LoopPhase phase = LoopPhase::none;
+};
+
+// Code without a symbol that a call reaches (libc's outline-atomics helpers, local symbols
+// stripped) is taken to span at most this many bytes from the call's target.
+constexpr std::uint64_t kUnnamedCalleeSpan = 256;
+
 // A loop the heuristic marked that holds the critical section or the loop's harness is the
 // measured loop itself, not an acquire loop: the lock spins in a function it calls
 // (pthread-spin's pthread_spin_lock in libc), which is marked in its own listing. Unmarks it.
@@ -84,25 +97,23 @@ std::string symbol_base(std::string name) {
 }
 
 // The function a direct call reaches, as the symbol table names it (demangled): objdump's
-// "<__aarch64_cas4_acq>" or "<pthread_mutex_trylock@plt>".
+// "<__aarch64_cas4_acq>" or "<pthread_mutex_trylock@plt>". "" for "<symbol+0x240>": objdump
+// names the nearest symbol before the target, and a call into its middle reaches code no
+// symbol names (glibc's outline-atomics helpers in a stripped libc.so.6), not that symbol.
 std::string callee_name(const symbols::Instruction& call) {
     std::string name = call.reference;
     if (name.size() >= 2 && name.front() == '<' && name.back() == '>')
         name = name.substr(1, name.size() - 2);
-    if (const auto plus = name.find('+'); plus != std::string::npos) name.resize(plus);
+    if (name.find('+') != std::string::npos) return "";
     return symbol_base(symbols::demangle(name));
 }
 
-void note_call_site(std::map<std::string, CallSites>& calls, const AnnotatedInstruction& i) {
-    const std::string name = callee_name(i.instruction);
-    if (name.empty()) return;
-    const auto [it, first] = calls.try_emplace(name);
-    CallSites& sites = it->second;
-    sites.all_acquire_path = (first || sites.all_acquire_path) && (i.in_acquire_loop || i.in_lock);
-    sites.all_acquire_loop = (first || sites.all_acquire_loop) && i.in_acquire_loop;
+void note_call_site(CallSites& sites, bool first, bool in_path, bool in_loop, LoopPhase phase) {
+    sites.all_acquire_path = (first || sites.all_acquire_path) && in_path;
+    sites.all_acquire_loop = (first || sites.all_acquire_loop) && in_loop;
     if (first)
-        sites.phase = i.phase == LoopPhase::none ? std::nullopt : std::optional(i.phase);
-    else if (sites.phase != i.phase)
+        sites.phase = phase == LoopPhase::none ? std::nullopt : std::optional(phase);
+    else if (sites.phase != phase)
         sites.phase.reset();
 }
 
@@ -179,10 +190,12 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
     std::map<FunctionKey, symbols::Location> location_of;
     std::map<FunctionKey, std::vector<std::pair<std::uint64_t, double>>> ips_of;
     double unresolved = 0;
+    std::vector<std::pair<std::uint64_t, double>> unresolved_ips;
     for (const auto& [ip, weight] : weight_at) {
         const auto loc = resolver.resolve(ip);
         if (!loc.has_symbol()) {
             unresolved += weight;
+            unresolved_ips.emplace_back(ip, weight);
             continue;
         }
         FunctionKey key{loc.module, loc.symbol_start};
@@ -204,9 +217,9 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
     });
     double loop_weight = 0, path_weight = 0;
     std::map<LoopPhase, double> phase_weight;
-    // Where the annotated functions call each function from (by the callee's name): whether
-    // every call site is in the acquire loop, in the acquire path, and in which phase.
-    std::map<std::string, CallSites> calls;
+    // The direct calls of the annotated functions, and each function's start.
+    std::vector<CallRecord> call_records;
+    std::vector<std::uint64_t> start_of;
     for (std::size_t rank = 0; rank < order.size(); ++rank) {
         HotFunction f = std::move(functions[order[rank]]);
         f.share = f.weight / a.total_weight;
@@ -249,18 +262,67 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
                 if (i.phase != LoopPhase::none) phase_weight[i.phase] += i.weight;
                 if (i.in_acquire_loop) loop_weight += i.weight;
                 if (i.in_acquire_loop || i.in_lock) path_weight += i.weight;
-                if (i.instruction.is_call()) note_call_site(calls, i);
+                if (i.instruction.is_call())
+                    call_records.push_back(
+                        {a.functions.size(), callee_name(i.instruction),
+                         i.instruction.branch_target
+                             ? std::optional(*i.instruction.branch_target + loc.bias)
+                             : std::nullopt,
+                         i.in_acquire_loop || i.in_lock, i.in_acquire_loop, i.phase});
             }
         }
+        start_of.push_back(order[rank].start);
         a.functions.push_back(std::move(f));
+    }
+    // Which functions are called only from the acquire path, by name (a call to
+    // "pthread_spin_lock@plt" reaches both the stub and libc's function) or by address (code
+    // no symbol names), and transitively: every call a callee makes is part of acquiring too
+    // (measured loop -> pthread_spin_lock -> libc's unnamed outline-atomics helper).
+    std::vector<std::optional<CallSites>> acquire_callee(a.functions.size());
+    std::map<std::string, CallSites> by_name;
+    std::map<std::uint64_t, CallSites> by_target;
+    for (int depth = 0; depth < 4; ++depth) {
+        by_name.clear();
+        by_target.clear();
+        for (const auto& c : call_records) {
+            // A function calling itself is no call site of its own.
+            if (c.callee == symbol_base(a.functions[c.caller].name) ||
+                c.target == start_of[c.caller])
+                continue;
+            const auto& caller = acquire_callee[c.caller];
+            const bool in_path = caller ? true : c.in_path;
+            const bool in_loop = caller ? caller->all_acquire_loop : c.in_loop;
+            const LoopPhase phase = caller ? caller->phase.value_or(LoopPhase::none) : c.phase;
+            if (!c.callee.empty()) {
+                const auto [it, first] = by_name.try_emplace(c.callee);
+                note_call_site(it->second, first, in_path, in_loop, phase);
+            }
+            if (c.target) {
+                const auto [it, first] = by_target.try_emplace(*c.target);
+                note_call_site(it->second, first, in_path, in_loop, phase);
+            }
+        }
+        bool changed = false;
+        for (std::size_t k = 0; k < a.functions.size(); ++k) {
+            std::optional<CallSites> sites;
+            if (auto n = by_name.find(symbol_base(a.functions[k].name)); n != by_name.end())
+                sites = n->second;
+            else if (auto t = by_target.find(start_of[k]); t != by_target.end())
+                sites = t->second;
+            if (sites && !sites->all_acquire_path) sites.reset();
+            changed |= sites.has_value() != acquire_callee[k].has_value();
+            acquire_callee[k] = sites;
+        }
+        if (!changed) break;
     }
     // A function the annotated code calls only from its acquire path (an outline-atomics
     // helper, __aarch64_cas4_acq; a lock's out-of-line slow path) is part of acquiring: its
     // samples join the acquire path, the loop when every call is in it, and the call's phase.
     // What of the callee is counted already (a lock function's own loop) is not added twice.
-    for (const auto& f : a.functions) {
-        const auto site = calls.find(symbol_base(f.name));
-        if (site == calls.end() || !site->second.all_acquire_path) continue;
+    for (std::size_t k = 0; k < a.functions.size(); ++k) {
+        const auto& f = a.functions[k];
+        const auto& site = acquire_callee[k];
+        if (!site) continue;
         double counted_path = 0, counted_loop = 0, counted_phase = 0;
         for (const auto& i : f.instructions) {
             if (i.in_acquire_loop || i.in_lock) counted_path += i.weight;
@@ -268,8 +330,23 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
             if (i.phase != LoopPhase::none) counted_phase += i.weight;
         }
         path_weight += f.weight - counted_path;
-        if (site->second.all_acquire_loop) loop_weight += f.weight - counted_loop;
-        if (site->second.phase) phase_weight[*site->second.phase] += f.weight - counted_phase;
+        if (site->all_acquire_loop) loop_weight += f.weight - counted_loop;
+        if (site->phase) phase_weight[*site->phase] += f.weight - counted_phase;
+    }
+    // Samples no symbol covers, just past the target of a call from the acquire path, in code
+    // no symbol names either: that callee's.
+    for (const auto& [ip, weight] : unresolved_ips) {
+        auto t = by_target.upper_bound(ip);
+        if (t == by_target.begin()) continue;
+        --t;
+        if (ip - t->first >= kUnnamedCalleeSpan || !t->second.all_acquire_path) continue;
+        const auto at = resolver.resolve(t->first);
+        if (at.has_symbol() || at.module.empty() || at.module != resolver.resolve(ip).module)
+            continue;
+        a.unnamed_acquire_share += weight / a.total_weight;
+        path_weight += weight;
+        if (t->second.all_acquire_loop) loop_weight += weight;
+        if (t->second.phase) phase_weight[*t->second.phase] += weight;
     }
     a.acquire_loop_share = loop_weight / a.total_weight;
     a.acquire_path_share = path_weight / a.total_weight;
@@ -313,7 +390,12 @@ std::string render_annotation(const CellAnnotation& cell, const profiling::Sampl
                            cell.functions[i].short_name,
                            std::filesystem::path(cell.functions[i].module).filename().string());
     if (cell.unresolved_share > 0)
-        out += fmt::format("  {:6.2f}%  [no symbol]\n", cell.unresolved_share * 100);
+        out += fmt::format(
+            "  {:6.2f}%  [no symbol]{}\n", cell.unresolved_share * 100,
+            cell.unnamed_acquire_share > 0
+                ? fmt::format(" ({:.2f}% in unnamed code that only the acquire path calls)",
+                              cell.unnamed_acquire_share * 100)
+                : "");
     const std::size_t shown = std::min<std::size_t>(cell.functions.size(), top_functions);
     if (detail == ListingDetail::full) {
         for (std::size_t rank = 0; rank < shown; ++rank)

@@ -44,15 +44,24 @@ std::string demangle(std::string_view name) {
 
 namespace {
 
+// ARM's mapping symbols ($a, $t, $x: code of that kind starts here; $d: data), optionally
+// followed by ".anything" (ELF for the Arm Architecture, "Mapping symbols").
+bool is_mapping_symbol(std::string_view name) {
+    return name.size() >= 2 && name[0] == '$' &&
+           std::string_view("atxd").find(name[1]) != std::string_view::npos &&
+           (name.size() == 2 || name[2] == '.');
+}
+
 bool is_identifier_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '~' || c == '$';
 }
 
 // "name@@GLIBC_2.34", "llseek@GLIBC_2.2.5": the symbol version libdwfl reports for versioned
-// ELF symbols, dropped from short names.
+// ELF symbols, dropped from short names. A PLT stub's "@plt" is no version: it stays, so the
+// stub is not shown as the function it jumps to.
 std::string_view without_version(std::string_view name) {
     const auto at = name.find('@');
-    if (at == std::string_view::npos || at == 0) return name;
+    if (at == std::string_view::npos || at == 0 || name.substr(at) == "@plt") return name;
     for (std::size_t i = at; i < name.size(); ++i)
         if (!(is_identifier_char(name[i]) || name[i] == '@' || name[i] == '.')) return name;
     return name.substr(0, at);
@@ -148,6 +157,10 @@ std::string short_name(std::string_view name) {
 }
 
 std::string perf_symbol_name(std::string_view mangled) {
+    // A PLT stub's name (SymbolResolver's "name@plt"): perf demangles the name it jumps to.
+    if (constexpr std::string_view kPlt = "@plt"; mangled.ends_with(kPlt))
+        return perf_symbol_name(mangled.substr(0, mangled.size() - kPlt.size())) +
+               std::string(kPlt);
     if (!mangled.starts_with("_Z")) return std::string(mangled);
     std::string demangled = demangle(mangled);
     std::string_view d = demangled;
@@ -276,9 +289,10 @@ std::vector<PltStub> plt_stubs(const std::string& path) {
             if (ehdr.e_machine == EM_AARCH64) entry = 16, header = 32;
             if (plt_sec) header = 0;
             std::uint64_t at = plt_shdr.sh_offset + header;
+            std::uint64_t address = plt_shdr.sh_addr + header;
             const std::size_t count =
                 rel_shdr.sh_entsize ? rel_shdr.sh_size / rel_shdr.sh_entsize : 0;
-            for (std::size_t i = 0; i < count && entry > 0; ++i, at += entry) {
+            for (std::size_t i = 0; i < count && entry > 0; ++i, at += entry, address += entry) {
                 std::uint64_t info = 0;
                 GElf_Rela rela;
                 GElf_Rel r;
@@ -293,7 +307,7 @@ std::vector<PltStub> plt_stubs(const std::string& path) {
                 GElf_Sym sym;
                 if (!gelf_getsym(sym_data, static_cast<int>(GELF_R_SYM(info)), &sym)) continue;
                 const char* name = elf_strptr(elf, sym_shdr.sh_link, sym.st_name);
-                stubs.push_back({at, entry, name ? name : ""});
+                stubs.push_back({at, entry, address, name ? name : ""});
             }
         }
     }
@@ -481,7 +495,8 @@ struct SymbolResolver::Impl {
     // segments, gaps and .bss included, where anonymous memory (JIT code) can be mapped; an
     // address outside every mapping belongs to no file.
     std::map<std::uint64_t, std::uint64_t> mapped;
-    std::map<std::uint64_t, std::uint64_t> vdso;  // start -> end; not given to libdwfl
+    std::map<std::uint64_t, std::uint64_t> vdso;       // start -> end; not given to libdwfl
+    std::map<Dwfl_Module*, std::vector<PltStub>> plt;  // per module, read on first need
 
     // The range of `ranges` (start -> end) that holds `address`, or end().
     static std::map<std::uint64_t, std::uint64_t>::const_iterator range_of(
@@ -612,12 +627,34 @@ Location SymbolResolver::lookup(std::uint64_t address, bool with_line) const {
                 if (main_file) loc.module = main_file;
             }
         }
+        // An ARM mapping symbol ($x: A64 code starts here, $d: data) marks a kind of bytes, not
+        // a function: libdwfl falls back to it where no function symbol covers the address
+        // (the stubs of .plt, whose start carries a $x).
+        if (symbol && is_mapping_symbol(symbol)) symbol = nullptr;
         if (symbol) {
             loc.linkage_name = symbol;
             loc.symbol = demangle(symbol);
             loc.offset = offset;
             loc.symbol_start = address - offset;
             loc.symbol_size = sym.st_size;
+        } else if (!loc.module.empty()) {
+            // No symbol covers a PLT stub; perf names it after the function it jumps to.
+            auto [stubs, inserted] = impl_->plt.try_emplace(module);
+            if (inserted) stubs->second = plt_stubs(loc.module);
+            if (Dwarf_Addr elf_bias = 0; dwfl_module_getelf(module, &elf_bias)) loc.bias = elf_bias;
+            const std::uint64_t at = address - loc.bias;
+            auto stub =
+                std::upper_bound(stubs->second.begin(), stubs->second.end(), at,
+                                 [](std::uint64_t a, const PltStub& s) { return a < s.address; });
+            if (stub != stubs->second.begin() &&
+                at - std::prev(stub)->address < std::prev(stub)->size) {
+                --stub;
+                loc.linkage_name = stub->name + "@plt";
+                loc.symbol = demangle(stub->name) + "@plt";
+                loc.offset = at - stub->address;
+                loc.symbol_start = address - loc.offset;
+                loc.symbol_size = stub->size;
+            }
         }
         if (with_line) std::tie(loc.source_file, loc.source_line) = line_of(module, address);
     }

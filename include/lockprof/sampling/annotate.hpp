@@ -68,7 +68,10 @@ struct CellAnnotation {
     // the annotated measured loops; empty when no annotated function is one or it has no inline
     // information.
     std::vector<std::pair<LoopPhase, double>> phase_shares;
-    double unresolved_share = 0;         // samples no symbol covers
+    double unresolved_share = 0;  // samples no symbol covers
+    // Of those, the ones in unnamed code that only the acquire path calls (a stripped libc's
+    // outline-atomics helper): counted in the acquire path.
+    double unnamed_acquire_share = 0;
     std::vector<HotFunction> functions;  // hottest first, all resolved functions
     // The objdump programs a listing needed that cannot be run here (no binutils): those
     // functions have neither instructions nor an error, and the acquire loop is not marked.

@@ -141,7 +141,8 @@ bool elf_image(const std::string& path, ElfImage& out);
 // entries; aarch64: 32 and 16; others: the section's entry size). No ELF symbol covers them.
 struct PltStub {
     std::uint64_t file_offset = 0, size = 0;
-    std::string name;  // the dynamic symbol the stub jumps to, as the file names it
+    std::uint64_t address = 0;  // link-time virtual address
+    std::string name;           // the dynamic symbol the stub jumps to, as the file names it
 };
 std::vector<PltStub> plt_stubs(const std::string& path);
 

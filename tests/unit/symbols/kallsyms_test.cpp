@@ -55,6 +55,9 @@ TEST(PerfSymbolName, DemangledWithoutParametersAsPerfPrintsIt) {
     EXPECT_EQ(perf_symbol_name("cfree@GLIBC_2.2.5"), "cfree@GLIBC_2.2.5");
     EXPECT_EQ(perf_symbol_name("main"), "main");
     EXPECT_EQ(perf_symbol_name("_Znot_mangled"), "_Znot_mangled");
+    // A PLT stub's name, as SymbolResolver gives it: the function it jumps to, demangled.
+    EXPECT_EQ(perf_symbol_name("_ZN2ns3BoxImE4spinEm@plt"), "ns::Box<unsigned long>::spin@plt");
+    EXPECT_EQ(perf_symbol_name("@plt"), "@plt");
 }
 
 TEST(PltStubs, OnePerPltRelocationInOrderInsideThePlt) {

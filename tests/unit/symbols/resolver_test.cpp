@@ -4,6 +4,7 @@
 #include "lockprof/symbols/disassembler.hpp"
 #include "support/sanitizers.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 
@@ -33,6 +34,31 @@ TEST(SymbolResolver, ResolvesAFunctionOfThisProcess) {
     EXPECT_NE(loc.module.find("lockprof_unit_tests"), std::string::npos) << loc.module;
     EXPECT_NE(loc.source_file.find("resolver_test.cpp"), std::string::npos) << loc.source_file;
     EXPECT_GT(loc.source_line, 0);
+}
+
+// No ELF symbol covers a PLT stub: it is named after the function it jumps to, as perf names it
+// ("strlen@plt"), not left unnamed (x86_64) or given the "$x" mapping symbol that marks the
+// start of aarch64's .plt (libdwfl's fallback where no function symbol covers an address).
+TEST(SymbolResolver, PltStubIsNamedAfterTheFunctionItJumpsTo) {
+    const auto resolver = SymbolResolver::for_process();
+    const auto probe = resolver.resolve(probe_address());
+    ASSERT_TRUE(probe.has_symbol());
+    const auto stubs = plt_stubs(probe.module);
+    const auto named =
+        std::find_if(stubs.begin(), stubs.end(), [](const PltStub& s) { return !s.name.empty(); });
+    ASSERT_NE(named, stubs.end()) << probe.module << " has no named PLT stub";
+    const std::uint64_t start = named->address + probe.bias;
+    const auto loc = resolver.resolve(start + 4);
+    EXPECT_EQ(loc.symbol, demangle(named->name) + "@plt") << loc.linkage_name;
+    EXPECT_EQ(loc.linkage_name, named->name + "@plt");
+    EXPECT_EQ(loc.symbol_start, start);
+    EXPECT_EQ(loc.offset, 4u);
+    EXPECT_EQ(loc.symbol_size, named->size);
+    for (const auto& stub : stubs) {
+        const auto in = resolver.resolve(stub.address + probe.bias);
+        EXPECT_FALSE(in.symbol.starts_with("$")) << in.symbol << " names a PLT stub";
+        EXPECT_TRUE(in.symbol.ends_with("@plt")) << in.symbol;
+    }
 }
 
 TEST(ParseMaps, KeepsFilesAndTheVdso) {
@@ -233,6 +259,8 @@ TEST(Names, ShortNamesOfLibraryFunctions) {
     // Symbol versions of glibc's exported functions go.
     EXPECT_EQ(short_name("pthread_spin_lock@@GLIBC_2.34"), "pthread_spin_lock");
     EXPECT_EQ(short_name("llseek@GLIBC_2.2.5"), "llseek");
+    // A PLT stub is not the function it jumps to.
+    EXPECT_EQ(short_name("pthread_spin_lock@plt"), "pthread_spin_lock@plt");
     EXPECT_EQ(short_name("s_lock"), "s_lock");
 }
 
