@@ -330,13 +330,16 @@ def check_neoverse_n1(stage, build, native):
        "the hottest symbols")
 
 
-def gtest_results(path):
+def gtest_results(path, failures=None):
+    """Each test's outcome; `failures`, when given, collects each failed test's messages."""
     expect(Path(path).exists(), f"{path} was not written (the test binary crashed?)")
     results = {}
     for case in ElementTree.parse(path).iter("testcase"):
         name = f"{case.get('classname')}.{case.get('name')}"
         if case.find("failure") is not None:
             results[name] = "failed"
+            if failures is not None:
+                failures[name] = "\n".join(f.get("message", "") for f in case.iter("failure"))
         elif case.get("result") == "skipped" or case.find("skipped") is not None:
             results[name] = "skipped"
         else:
@@ -352,11 +355,15 @@ def check_neoverse_n1_tests(stage):
                                 "CliRecordSpin.SLockEntriesPerCallSiteAreExact",
                                 "CliRecordSpin.PlainSlowPathIsNamedByItsReturnAddress"])):
         rc = int((stage.dir / f"{step}.rc").read_text().strip() or "-1")
-        results = gtest_results(stage.dir / xml_name)
+        failures = {}
+        results = gtest_results(stage.dir / xml_name, failures)
         failed = [n for n, r in results.items() if r == "failed"]
+        # What each failed test printed (its assertion messages, from the XML report), not the
+        # tail of the log, which ends with the summary.
+        why = "\n".join(f"--- {n}:\n{m[-6000:]}" for n, m in failures.items())
         expect(rc == 0 and not failed,
                f"{step} tests in the guest: exit {rc}, failed {failed}\n"
-               f"{(stage.dir / f'{step}.out').read_text()[-4000:]}")
+               f"{why or (stage.dir / f'{step}.out').read_text()[-4000:]}")
         for name in must_run:
             expect(results.get(name) == "passed",
                    f"{name} must run and pass on a hardware PMU; it {results.get(name, 'did not run')}")
