@@ -12,6 +12,7 @@
 #include "lockprof/report/plot.hpp"
 #include "lockprof/report/run_report.hpp"
 #include "lockprof/report/text_table.hpp"
+#include "lockprof/sampling/sampler.hpp"
 #include "lockprof/workload/provenance.hpp"
 #include "report/html_page.hpp"
 
@@ -450,10 +451,11 @@ std::string annotation_section(const Report& report) {
         if (c.samples > 0) threads = std::max(threads, c.threads);
     if (report.options.annotate_threads) threads = *report.options.annotate_threads;
     std::string out = fmt::format(
-        "<p class=\"muted\">At {} thread{}; {} sampler, event {}. Rows in the "
-        "acquire loop are shaded; shares are of the cell's samples.</p>\n",
+        "<p class=\"muted\">At {} thread{}; {} sampler, event {}; call stacks: {}. Rows in "
+        "the acquire loop are shaded; shares are of the cell's samples.</p>\n",
         threads, threads == 1 ? "" : "s", run.sampling ? escape_html(run.sampling->sampler) : "?",
-        run.sampling ? escape_html(run.sampling->event) : "?");
+        run.sampling ? escape_html(run.sampling->event) : "?",
+        run.sampling ? escape_html(sampling::call_graph_summary(*run.sampling)) : "?");
     for (const auto& w : attribution->warnings)
         out += fmt::format("<ul class=\"notes\"><li>{}</li></ul>\n", escape_html(w));
     bool any = false;

@@ -10,6 +10,7 @@
 #include "lockprof/common/number_format.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/record_report.hpp"
+#include "lockprof/sampling/sampler.hpp"
 #include "report/html_page.hpp"
 
 namespace lockprof::report {
@@ -140,6 +141,15 @@ std::string symbols_section(const json& doc) {
                   : fmt::format("every {}", s.at("period").get<std::uint64_t>()),
         s.at("lost").get<std::uint64_t>(),
         s.at("event_note").get<std::string>().empty() ? "" : "; " + escape(str(s, "event_note")));
+    // Recordings written before --call-graph existed took frame-pointer stacks.
+    profiling::SamplingInfo stacks;
+    stacks.call_graph = s.value("call_graph", std::string("fp"));
+    stacks.stack_size = s.value("stack_size", std::uint32_t{0});
+    stacks.unwound = s.value("unwound", std::uint64_t{0});
+    stacks.unwound_without_callers = s.value("unwound_without_callers", std::uint64_t{0});
+    stacks.unwind_seconds = s.value("unwind_s", 0.0);
+    out += fmt::format("<p class=\"muted\">Call stacks: {}.</p>\n",
+                       escape(sampling::call_graph_summary(stacks)));
     if (samples == 0)
         return out + "<p class=\"muted\">No samples: the targets did not run on a CPU.</p>\n";
     std::string rows;

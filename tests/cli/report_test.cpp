@@ -400,6 +400,8 @@ TEST(ReportCli, SampledRunReportHasHotInstructionsAndFlamegraph) {
     EXPECT_NE(html.find("src=\"data:image/svg+xml;base64,"), std::string::npos)
         << "the flamegraph is embedded";
     EXPECT_NE(html.find("<table class=\"asm\">"), std::string::npos) << "hot instructions";
+    EXPECT_NE(html.find("; call stacks: frame pointers (the kernel"), std::string::npos)
+        << "the page says how call stacks were taken";
     const auto json = read_all(dir / "run.json");
     EXPECT_EQ(json.find("\"samples\":"), std::string::npos) << "--output keeps no raw samples";
     EXPECT_NE(json.find("\"sampling\""), std::string::npos);

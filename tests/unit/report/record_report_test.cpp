@@ -168,6 +168,26 @@ TEST(RecordReport, HtmlReportHasTheRecordingsSectionsAndNumbers) {
               render_record_html(json::parse(json_text(record_to_json(r, p), 1)), "my title"));
 }
 
+// The page says how call stacks were taken, as the terminal report does.
+TEST(RecordReport, HtmlReportSaysHowCallStacksWereTaken) {
+    auto r = recording();
+    r.sampling = profiling::SamplingInfo{};
+    r.sampling->call_graph = "dwarf";
+    r.sampling->stack_size = 8192;
+    r.sampling->unwound = 7;
+    const auto p = profile_of(r);
+    EXPECT_NE(render_record_html(r, p, "t").find(
+                  "Call stacks: unwound from 8192-byte stack copies (--call-graph dwarf): 7 "
+                  "samples in 0.00 s."),
+              std::string::npos)
+        << render_record_html(r, p, "t");
+    r.sampling->call_graph = "fp";
+    EXPECT_NE(
+        render_record_html(r, profile_of(r), "t").find("Call stacks: frame pointers (the kernel"),
+        std::string::npos)
+        << render_record_html(r, profile_of(r), "t");
+}
+
 TEST(RecordReport, HtmlReportRefusesAnIncompleteRecording) {
     auto doc = record_to_json(recording(), profile_of(recording()));
     doc.erase("spin_locks");
