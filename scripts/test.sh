@@ -36,8 +36,9 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     dir="$root/build-san-${sanitizer%%,*}"
     # Under ASan+UBSan the binary itself too: the CLI and integration tests (the fault battery,
     # PostgreSQL, perf.data, pprof, Chromium) run it, so every command's own code (parsing,
-    # write-out, interrupts, record) is checked, not only the units. TSan checks the threaded
-    # units (trials, samplers); a TSan lockprof would mostly re-run them.
+    # write-out, interrupts, record) is checked, not only the units. The test programs' own
+    # code gets ASan only (tests/CMakeLists.txt says why). TSan checks the threaded units
+    # (trials, samplers); a TSan lockprof would mostly re-run them.
     targets=(lockprof_unit_tests)
     labels=unit
     if [[ $sanitizer == address,undefined ]]; then

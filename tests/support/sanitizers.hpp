@@ -1,6 +1,6 @@
 // Which sanitizer instruments this build, for tests whose subject the instrumentation changes
 // (generated code, descriptor counts). GCC defines __SANITIZE_ADDRESS__ and __SANITIZE_THREAD__;
-// clang 14, which builds CI's ASan+UBSan stage, answers only through __has_feature.
+// clang 14 (a sanitizer build configured with CXX=clang++) answers only through __has_feature.
 #pragma once
 
 #if defined(__SANITIZE_ADDRESS__)
