@@ -258,17 +258,23 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
             for (auto& i : f.instructions)
                 if (loop_marked && i.phase == LoopPhase::acquire)
                     i.phase = i.in_acquire_loop ? LoopPhase::acquire_loop : LoopPhase::acquire_rest;
+            const std::string self = symbol_base(f.name);
             for (const auto& i : f.instructions) {
                 if (i.phase != LoopPhase::none) phase_weight[i.phase] += i.weight;
                 if (i.in_acquire_loop) loop_weight += i.weight;
                 if (i.in_acquire_loop || i.in_lock) path_weight += i.weight;
-                if (i.instruction.is_call())
-                    call_records.push_back(
-                        {a.functions.size(), callee_name(i.instruction),
-                         i.instruction.branch_target
-                             ? std::optional(*i.instruction.branch_target + loc.bias)
-                             : std::nullopt,
-                         i.in_acquire_loop || i.in_lock, i.in_acquire_loop, i.phase});
+                if (!i.instruction.is_call()) continue;
+                CallRecord call{a.functions.size(),
+                                callee_name(i.instruction),
+                                i.instruction.branch_target
+                                    ? std::optional(*i.instruction.branch_target + loc.bias)
+                                    : std::nullopt,
+                                i.in_acquire_loop || i.in_lock,
+                                i.in_acquire_loop,
+                                i.phase};
+                // A function calling itself is no call site of its own.
+                if (call.callee != self && call.target != order[rank].start)
+                    call_records.push_back(std::move(call));
             }
         }
         start_of.push_back(order[rank].start);
@@ -285,10 +291,6 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
         by_name.clear();
         by_target.clear();
         for (const auto& c : call_records) {
-            // A function calling itself is no call site of its own.
-            if (c.callee == symbol_base(a.functions[c.caller].name) ||
-                c.target == start_of[c.caller])
-                continue;
             const auto& caller = acquire_callee[c.caller];
             const bool in_path = caller ? true : c.in_path;
             const bool in_loop = caller ? caller->all_acquire_loop : c.in_loop;
