@@ -146,7 +146,7 @@ cp "$root/scripts/lib/arm-system-guest.sh" "$rootfs/stage/guest.sh"
 cat >"$rootfs/stage/paths.sh" <<EOF
 LOCKPROF_BUILD='$build'
 LOCKPROF_SOURCE='$root'
-LOCKPROF_GUEST_UNIT_FILTER='${LOCKPROF_GUEST_UNIT_FILTER:-Pmu*:PerfSampler.*:TimerSampler.*:MakeSampler.*}'
+LOCKPROF_GUEST_UNIT_FILTER='${LOCKPROF_GUEST_UNIT_FILTER:-Pmu*:UprobeSampler.*:PerfSampler.*:TimerSampler.*:MakeSampler.*}'
 LOCKPROF_GUEST_CLI_FILTER='${LOCKPROF_GUEST_CLI_FILTER:-CliPmu.*:CliSampling.*:CliRecordSpin.*:CliCallGraph.*}'
 EOF
 rootimg="$sysdir/root.img"

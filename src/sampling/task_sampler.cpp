@@ -2,6 +2,7 @@
 
 #include <sys/ioctl.h>
 
+#include <cerrno>
 #include <utility>
 
 #include "lockprof/pmu/events.hpp"
@@ -29,9 +30,13 @@ int TaskSampler::add(perf_event_attr attr, pid_t pid, int cpu) {
 
 int TaskSampler::attach_task(pid_t tid) {
     perf_event_attr attr = attr_;
-    attr.disabled = 0;
+    // Enabled once its buffer is mapped: a sample taken before would be written nowhere and
+    // counted as lost nowhere.
+    attr.disabled = 1;
     attr.inherit = 0;
-    return add(attr, tid, -1);
+    if (const int error = add(attr, tid, -1)) return error;
+    if (ioctl(rings_.back()->fd, PERF_EVENT_IOC_ENABLE, 0) != 0) return errno;
+    return 0;
 }
 
 int TaskSampler::attach_inherited(pid_t pid, const std::vector<int>& cpus) {

@@ -64,13 +64,12 @@ bool probe_refused(int error) {
 }
 
 // A command's events are inherited by what it starts and begin counting at its exec; a
-// running thread's start at once.
+// running thread's stay disabled until their buffer is in place (open_all enables them): a
+// hit before that would be counted by the kernel but written nowhere, without a loss record.
 void set_inheritance(perf_event_attr& attr, bool inherited) {
     if (inherited) {
         attr.inherit = 1;
         attr.enable_on_exec = 1;
-    } else {
-        attr.disabled = 0;
     }
 }
 
@@ -87,6 +86,7 @@ UprobeSampler::~UprobeSampler() {
 int UprobeSampler::open_all(pid_t pid, int cpu, bool inherited, std::size_t& failed,
                             std::size_t from) {
     const auto& abi = arch::call_abi();
+    const std::size_t first_event = events_.size();
     std::vector<Event> added;
     auto close_added = [&](std::size_t from) {
         for (std::size_t i = from; i < added.size(); ++i) ::close(added[i].fd);
@@ -150,7 +150,17 @@ int UprobeSampler::open_all(pid_t pid, int cpu, bool inherited, std::size_t& fai
         if (i > 0) extra_fds_.push_back(added[i].fd);
     }
     if (stack_size_) open_stacks(pid, cpu, inherited, from);
+    if (!inherited) enable(first_event);
     return 0;
+}
+
+// A running thread's events, once every buffer they write to is mapped and every id known:
+// the kernel's counts and the records then cover the same calls. Returns first, so that an
+// entry recorded has its return recorded too.
+void UprobeSampler::enable(std::size_t first_event) {
+    for (bool returns : {true, false})
+        for (std::size_t i = first_event; i < events_.size(); ++i)
+            if (events_[i].is_return == returns) ioctl(events_[i].fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 // The stack events of one thread (CPU), in a buffer of their own. They are an extra: when

@@ -350,7 +350,8 @@ def gtest_results(path, failures=None):
 def check_neoverse_n1_tests(stage):
     for step, xml_name, must_run in (
             ("unit", "unit.xml", ["PmuCounting.HardwareCyclesCountWhenThePmuIsExposed",
-                                  "PerfSampler.CyclesNeedAHardwarePmu"]),
+                                  "PerfSampler.CyclesNeedAHardwarePmu",
+                                  "UprobeSampler.EveryEntryTheKernelCountsIsRecorded"]),
             ("cli", "cli.xml", ["CliPmu.DefaultEventsCountSoftwareAndNoteWhatIsMissing",
                                 "CliRecordSpin.SLockEntriesPerCallSiteAreExact",
                                 "CliRecordSpin.PlainSlowPathIsNamedByItsReturnAddress"])):
@@ -366,7 +367,8 @@ def check_neoverse_n1_tests(stage):
                f"{why or (stage.dir / f'{step}.out').read_text()[-4000:]}")
         for name in must_run:
             expect(results.get(name) == "passed",
-                   f"{name} must run and pass on a hardware PMU; it {results.get(name, 'did not run')}")
+                   f"{name} must run and pass in the guest (a hardware PMU, uprobes); it "
+                   f"{results.get(name, 'did not run')}")
         skipped = sorted(n for n, r in results.items() if r == "skipped")
         ok(f"{step} tests in the guest: {len(results) - len(skipped)} passed, {len(skipped)} "
            f"skipped ({', '.join(skipped) or 'none'}); {', '.join(must_run)} ran")

@@ -2,14 +2,9 @@
 // path, with exact entries per call site. Skips where uprobes cannot be used (no uprobe PMU,
 // not root, perf_event missing as under qemu-user), saying why.
 #include <spawn.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <linux/perf_event.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -19,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.hpp"
+#include "support/uprobes.hpp"
 
 extern char** environ;
 
@@ -26,25 +22,6 @@ namespace lockprof::test {
 namespace {
 
 using nlohmann::json;
-
-// Why uprobes cannot be used here, "" when they can.
-std::string uprobes_unavailable() {
-    if (!std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type"))
-        return "no uprobe PMU is registered (/sys/bus/event_source/devices/uprobe)";
-    perf_event_attr attr{};
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_TASK_CLOCK;
-    attr.disabled = 1;
-    attr.exclude_kernel = 1;
-    const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-    if (fd < 0)
-        return std::string("perf_event_open fails here (") + std::strerror(errno) +
-               "; qemu-user answers ENOSYS)";
-    close(static_cast<int>(fd));
-    if (geteuid() != 0) return "uprobes need root or CAP_PERFMON; the tests run as a user";
-    return "";
-}
 
 json entries_by_site(const json& doc) {
     json out = json::object();

@@ -64,8 +64,10 @@ class UprobeSampler {
     UprobeSampler& operator=(const UprobeSampler&) = delete;
 
     // Probes every target's entries and returns in thread `tid` from now on (the targets from
-    // index `from` on: those added later to a thread probed already). Returns 0, or the errno
-    // perf_event_open (or mmap) gave, with `failed` the target it gave it for.
+    // index `from` on: those added later to a thread probed already). The events are enabled
+    // only once their buffers are mapped, so the kernel's counts and the records cover the
+    // same calls. Returns 0, or the errno perf_event_open (or mmap) gave, with `failed` the
+    // target it gave it for.
     int attach_task(pid_t tid, std::size_t& failed, std::size_t from = 0);
     // More targets (functions in a library a process loaded later), at the end of targets(),
     // checked as check_targets() does; returns the index of the first.
@@ -109,6 +111,7 @@ class UprobeSampler {
     };
     int open_all(pid_t pid, int cpu, bool inherited, std::size_t& failed, std::size_t from = 0);
     void open_stacks(pid_t pid, int cpu, bool inherited, std::size_t from);
+    void enable(std::size_t first_event);
     void refuse(std::size_t target, int error);
 
     pmu::UprobePmu pmu_;
