@@ -201,8 +201,8 @@ TEST(CliRecordSpin, DefaultFindsTheKnownSlowPaths) {
 
 TEST(CliRecordSpin, AttachedProcessIsProbedPerThread) {
     if (const auto why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
-    // The helper sleeps 1 s before its calls: attached by pid meanwhile, every call is seen.
-    std::string helper = LOCKPROF_SPIN_HELPER, before = "1000", after = "100";
+    // The helper makes its calls once it is probed (waiting up to 10 s): every call is seen.
+    std::string helper = LOCKPROF_SPIN_HELPER, before = "10000", after = "100";
     char* argv[] = {helper.data(), before.data(), after.data(), nullptr};
     pid_t pid = -1;
     ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ), 0);
@@ -223,7 +223,7 @@ TEST(CliRecordSpin, AttachedProcessIsProbedPerThread) {
 // then on: all 200 of its calls are counted, apart from the executable's own 300.
 TEST(CliRecordSpin, LibraryLoadedLaterIsSearchedAndProbed) {
     if (const auto why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
-    std::string helper = LOCKPROF_SPIN_HELPER, before = "500", after = "300",
+    std::string helper = LOCKPROF_SPIN_HELPER, before = "10000", after = "300",
                 plugin = LOCKPROF_SPIN_PLUGIN;
     char* argv[] = {helper.data(), before.data(), after.data(), plugin.data(), nullptr};
     pid_t pid = -1;
@@ -276,7 +276,7 @@ TEST(CliRecordSpin, MatchedProcessIsProbed) {
     TempDir dir;
     const std::string name = "spinm" + std::to_string(getpid() % 1000000);
     std::filesystem::copy_file(LOCKPROF_SPIN_HELPER, dir / name);
-    std::string helper = (dir / name).string(), before = "1000", after = "100";
+    std::string helper = (dir / name).string(), before = "10000", after = "100";
     char* argv[] = {helper.data(), before.data(), after.data(), nullptr};
     pid_t pid = -1;
     ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ), 0);

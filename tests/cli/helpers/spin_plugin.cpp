@@ -14,6 +14,11 @@ extern "C" __attribute__((noinline, used, visibility("hidden"))) void lock_slow_
     *lock = 0;
 }
 
+// Where the library's lock_slow_path is, for the helper to see when it carries a probe.
+extern "C" __attribute__((visibility("default"))) const void* spin_plugin_slow_path() {
+    return reinterpret_cast<const void*>(&lock_slow_path);
+}
+
 extern "C" __attribute__((visibility("default"))) int spin_plugin_run() {
     for (int i = 0; i < kPluginCalls; ++i) lock_slow_path(&plugin_lock);
     return kPluginCalls;
