@@ -370,7 +370,8 @@ SpinProfile analyse_spin(
         if (f.kernel_entries > f.entries)
             out.notes.push_back(fmt::format(
                 "spin: {} in {}: the kernel counted {} entries, {} were recorded ({} lost to "
-                "full buffers); per-site figures are from those recorded",
+                "full buffers, or in flight when the probes stopped); per-site figures are from "
+                "those recorded",
                 f.function, f.path, f.kernel_entries, f.entries, f.kernel_entries - f.entries));
     if (recording.lost)
         out.notes.push_back(

@@ -4,9 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include <fmt/format.h>
 #include <utility>
@@ -256,14 +254,9 @@ int UprobeSampler::attach_inherited(pid_t pid, const std::vector<int>& cpus, std
 }
 
 std::vector<UprobeHit> UprobeSampler::drain() {
-    std::vector<UprobeHit> out = std::exchange(pending_, {});
-    read_rings(out);
-    return out;
-}
-
-void UprobeSampler::read_rings(std::vector<UprobeHit>& out) {
     const auto& abi = arch::call_abi();
     const auto& unwind = arch::unwind_registers();
+    std::vector<UprobeHit> out;
     std::vector<std::shared_ptr<RingBuffer>> all = rings_;
     all.insert(all.end(), stack_rings_.begin(), stack_rings_.end());
     for (auto& ring : all) {
@@ -332,29 +325,14 @@ void UprobeSampler::read_rings(std::vector<UprobeHit>& out) {
                         hit.return_value =
                             arch::return_value(abi, std::span<const std::uint64_t>(&value, 1));
                 }
-                if (!hit.is_stack) ++recorded_;
                 out.push_back(std::move(hit));
             });
     }
+    return out;
 }
 
 void UprobeSampler::stop() {
     for (const auto& e : events_) ioctl(e.fd, PERF_EVENT_IOC_DISABLE, 0);
-    // A thread on another CPU may be inside a probe's handler, its hit counted already and its
-    // record written a moment after the disable interrupted it there: the buffers are read
-    // until they hold every counted hit (or it was lost). The handler runs with preemption
-    // off, so that is at once on a machine; a slow emulated CPU may take milliseconds. A
-    // buffer that lost its last records reports no loss until it writes another record, which
-    // it never will: the wait ends after kSettle.
-    constexpr auto kSettle = std::chrono::milliseconds(500);
-    const auto deadline = std::chrono::steady_clock::now() + kSettle;
-    for (;;) {
-        read_rings(pending_);
-        std::uint64_t counted = 0;
-        for (const auto& c : counts()) counted += c.entries + c.returns;
-        if (counted <= recorded_ + lost() || std::chrono::steady_clock::now() >= deadline) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
 }
 
 std::vector<UprobeSampler::Counts> UprobeSampler::counts() const {

@@ -406,7 +406,7 @@ TEST(PostgresRecord, DriveSpinlocksEntersSLockAtXLogGetLastRemovedSegno) {
     ASSERT_LE(entries, kernel);
     if (kernel - entries > doc["processes"].size()) {
         const std::string said =
-            fmt::format("the kernel counted {} entries, {} were recorded ({} lost to full buffers)",
+            fmt::format("the kernel counted {} entries, {} were recorded ({} lost to full buffers",
                         kernel, entries, kernel - entries);
         EXPECT_NE(spin["notes"].dump().find(said), std::string::npos)
             << "records were lost without a word: " << spin.dump(1);

@@ -78,10 +78,6 @@ class UprobeSampler {
 
     // Hits recorded since the last call, in no particular order across buffers.
     std::vector<UprobeHit> drain();
-    // Disables every event, then waits for the records of hits that were in flight: a thread
-    // on another CPU may be inside a probe's handler, its hit counted and its record not yet
-    // written. Once stop() returns, the next drain() holds every hit counts() counts, apart
-    // from those lost to full buffers (lost()).
     void stop();
 
     const std::vector<UprobeTarget>& targets() const { return targets_; }
@@ -117,8 +113,6 @@ class UprobeSampler {
     void open_stacks(pid_t pid, int cpu, bool inherited, std::size_t from);
     void enable(std::size_t first_event);
     void refuse(std::size_t target, int error);
-    // Appends the hits every buffer holds to `out` (drain() without the pending ones).
-    void read_rings(std::vector<UprobeHit>& out);
 
     pmu::UprobePmu pmu_;
     std::vector<UprobeTarget> targets_;
@@ -131,8 +125,6 @@ class UprobeSampler {
     std::set<std::string> notes_;
     std::set<std::size_t> unusable_;
     std::map<std::size_t, std::string> refusals_;
-    std::vector<UprobeHit> pending_;  // read by stop(), for the next drain()
-    std::uint64_t recorded_ = 0;      // entries and returns read from the buffers so far
 };
 
 }  // namespace lockprof::sampling
