@@ -5,6 +5,7 @@
 #   scripts/test-fuzz.sh                      every target, LOCKPROF_FUZZ_SECONDS (10) s each
 #   scripts/test-fuzz.sh folded perf_script   only those targets
 #   LOCKPROF_FUZZ_SECONDS=300 scripts/test-fuzz.sh   a longer campaign (docs/reliability.md)
+#   LOCKPROF_FUZZ_JOBS=1 scripts/test-fuzz.sh        one target at a time (default: one per CPU)
 # A finding is left as build-fuzz/findings/<target>/crash-* (or timeout-*, leak-*, oom-*); replay
 # it with `build-fuzz/tests/fuzz/fuzz_<target> FILE`. New inputs the runs find go to
 # build-fuzz/corpus/<target>/, never into the seed corpora under tests/fuzz/.
@@ -42,25 +43,34 @@ fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-echo "== fuzz targets: ${#targets[@]} x ${seconds} s =="
-failed=()
+# Targets run side by side, one per CPU (LOCKPROF_FUZZ_JOBS to change it): each is one
+# single-threaded process, and the stage has the machine to itself in test.sh.
+jobs="${LOCKPROF_FUZZ_JOBS:-$(nproc)}"
 for target in "${targets[@]}"; do
-  binary="$build/tests/fuzz/fuzz_$target"
-  seeds="$root/tests/fuzz/$target"
-  corpus="$build/corpus/$target"
-  findings="$build/findings/$target"
-  log="$build/logs/$target.log"
-  [[ -x $binary ]] || { echo "test-fuzz: no target '$target' ($binary)" >&2; exit 2; }
-  mkdir -p "$corpus" "$findings" "$(dirname "$log")"
-  dict=()
+  [[ -x $build/tests/fuzz/fuzz_$target ]] || { echo "test-fuzz: no target '$target' ($build/tests/fuzz/fuzz_$target)" >&2; exit 2; }
+done
+mkdir -p "$build/logs"
+for target in "${targets[@]}"; do rm -f "$build/logs/$target.result" "$build/logs/$target.failed"; done
+
+# One target for $seconds s; its summary line goes to logs/<target>.result, and a failure
+# leaves logs/<target>.failed.
+run_target() {
+  local target="$1"
+  local binary="$build/tests/fuzz/fuzz_$target"
+  local seeds="$root/tests/fuzz/$target"
+  local corpus="$build/corpus/$target"
+  local findings="$build/findings/$target"
+  local log="$build/logs/$target.log"
+  mkdir -p "$corpus" "$findings"
+  local dict=()
   [[ -f $root/tests/fuzz/$target.dict ]] && dict=("-dict=$root/tests/fuzz/$target.dict")
-  # One process (no -jobs: the machine is shared). -timeout: an input taking longer is a hang;
+  # One process per target (no -jobs). -timeout: an input taking longer is a hang;
   # -rss_limit_mb and -malloc_limit_mb: one allocating more is a finding.
-  status=0
-  began=$SECONDS
+  local status=0 began=$SECONDS result
   "$binary" "$corpus" "$seeds" "${dict[@]}" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1 \
     -artifact_prefix="$findings/" >"$log" 2>&1 || status=$?
+  local execs units
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
   # libFuzzer's own figure: the inputs its corpus holds at the end (seeds and new ones).
   units="$(grep -o 'corp: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)"
@@ -68,10 +78,27 @@ for target in "${targets[@]}"; do
     result="ok"
   else
     result="FAILED (exit $status): $(grep -m1 -E 'ERROR:|runtime error:|fuzz: ' "$log" || tail -1 "$log")"
-    failed+=("$target")
+    touch "$build/logs/$target.failed"
   fi
   printf 'fuzz %-12s %4s s  %10s execs  corpus %5s  %s\n' "$target" "$((SECONDS - began))" "${execs:-?}" \
-    "${units:-?}" "$result"
+    "${units:-?}" "$result" >"$build/logs/$target.result"
+}
+
+echo "== fuzz targets: ${#targets[@]} x ${seconds} s, $jobs at a time =="
+running=0
+for target in "${targets[@]}"; do
+  run_target "$target" &
+  running=$((running + 1))
+  if [[ $running -ge $jobs ]]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait
+failed=()
+for target in "${targets[@]}"; do
+  cat "$build/logs/$target.result" 2>/dev/null || echo "fuzz $target: no result (the run died)"
+  [[ -f $build/logs/$target.failed || ! -f $build/logs/$target.result ]] && failed+=("$target")
 done
 
 if [[ ${#failed[@]} -gt 0 ]]; then
