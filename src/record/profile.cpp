@@ -56,22 +56,42 @@ Images::Images(const RecordResult& result) {
         const std::vector<profiling::MappedModule>* modules = nullptr;
         std::vector<const profiling::RawSample*> samples;
     };
+    // A process's group, and those of the mappings its execs replaced (with when).
+    struct Owner {
+        std::size_t group = 0;
+        std::vector<std::pair<std::uint64_t, std::size_t>> before_exec;
+    };
     std::map<std::string, std::size_t> by_signature;
-    std::map<pid_t, std::size_t> group_of;
+    std::map<pid_t, Owner> owner_of;
     std::vector<Group> groups;
+    auto group_of = [&](const std::vector<profiling::MappedModule>& modules) {
+        auto [it, added] = by_signature.emplace(signature(modules), groups.size());
+        if (added) groups.push_back({&modules, {}});
+        return it->second;
+    };
     for (const auto& p : result.processes) {
-        auto [it, added] = by_signature.emplace(signature(p.modules), groups.size());
-        if (added) groups.push_back({&p.modules, {}});
-        group_of[p.info.pid] = it->second;
+        Owner owner{group_of(p.modules), {}};
+        for (const auto& earlier : p.before_exec)
+            owner.before_exec.emplace_back(earlier.until_ns, group_of(earlier.modules));
+        owner_of[p.info.pid] = std::move(owner);
     }
     for (const auto& s : result.samples) {
-        auto it = group_of.find(static_cast<pid_t>(s.pid));
-        if (it == group_of.end()) {
+        auto it = owner_of.find(static_cast<pid_t>(s.pid));
+        if (it == owner_of.end()) {
             auto [g, added] = by_signature.emplace("", groups.size());
             if (added) groups.push_back({});
-            it = group_of.emplace(static_cast<pid_t>(s.pid), g->second).first;
+            it = owner_of.emplace(static_cast<pid_t>(s.pid), Owner{g->second, {}}).first;
         }
-        groups[it->second].samples.push_back(&s);
+        // Taken before an exec (a child between its fork and its exec runs its parent's code
+        // at its parent's addresses): the mappings that exec replaced. Samples without a time
+        // are taken to be the latest.
+        std::size_t group = it->second.group;
+        for (const auto& [until_ns, earlier] : it->second.before_exec)
+            if (s.time_ns != 0 && s.time_ns < until_ns) {
+                group = earlier;
+                break;
+            }
+        groups[group].samples.push_back(&s);
     }
     static const std::vector<profiling::MappedModule> kNone;
     for (auto& g : groups) {

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -814,13 +815,14 @@ class Recorder {
         if (sampler_) {
             sampler_->stop();
             drain_samples();
-            // Children that ended before their mappings were read resolve through the
-            // kernel's records of them.
+            // Children that ended before their mappings were read, or before a later read
+            // saw all of them, resolve through the kernel's records of them.
             auto replayed = replay_task_events(std::move(task_events_));
             for (auto& p : result_.processes) {
                 auto it = replayed.find(p.info.pid);
                 if (it == replayed.end()) continue;
-                if (p.modules.empty()) p.modules = std::move(it->second.modules);
+                p.modules = with_replayed_mappings(std::move(p.modules), it->second.modules);
+                p.before_exec = std::move(it->second.before_exec);
                 if (p.info.comm.empty()) p.info.comm = it->second.comm;
             }
             result_.samples_lost = sampler_->lost();
@@ -914,12 +916,15 @@ std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEv
                 // A new thread is a fork within its process; only new processes count.
                 if (e.pid != e.parent) {
                     auto parent = out.find(e.parent);
-                    out[e.pid] = parent != out.end() ? parent->second : ReplayedProcess{};
+                    auto& child = out[e.pid];
+                    child = parent != out.end() ? parent->second : ReplayedProcess{};
+                    child.before_exec.clear();  // the parent's past is not the child's
                 }
                 break;
             case Kind::comm: {
                 auto& p = out[e.pid];
-                if (e.exec) p.modules.clear();
+                if (e.exec && !p.modules.empty())
+                    p.before_exec.push_back({e.time_ns, std::exchange(p.modules, {})});
                 if (e.pid == e.tid) p.comm = e.name;
                 break;
             }
@@ -944,10 +949,30 @@ std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEv
             }
         }
     }
-    for (auto& [pid, p] : out)
-        std::sort(p.modules.begin(), p.modules.end(),
-                  [](const auto& a, const auto& b) { return a.start < b.start; });
+    const auto by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
+    for (auto& [pid, p] : out) {
+        std::sort(p.modules.begin(), p.modules.end(), by_start);
+        for (auto& earlier : p.before_exec)
+            std::sort(earlier.modules.begin(), earlier.modules.end(), by_start);
+    }
     return out;
+}
+
+std::vector<profiling::MappedModule> with_replayed_mappings(
+    std::vector<profiling::MappedModule> snapshot,
+    const std::vector<profiling::MappedModule>& replayed) {
+    const std::size_t read = snapshot.size();
+    for (const auto& m : replayed) {
+        const auto overlaps = [&](const profiling::MappedModule& old) {
+            return old.start < m.end && m.start < old.end;
+        };
+        if (std::none_of(snapshot.begin(), snapshot.begin() + static_cast<std::ptrdiff_t>(read),
+                         overlaps))
+            snapshot.push_back(m);
+    }
+    std::sort(snapshot.begin(), snapshot.end(),
+              [](const auto& a, const auto& b) { return a.start < b.start; });
+    return snapshot;
 }
 
 const char* mode_name(Mode mode) {

@@ -71,6 +71,14 @@ struct TaskRecord {
     bool attached = false;                            // counters opened
 };
 
+// Mappings an exec replaced: a process's samples taken before `until_ns` (perf clock, as
+// samples' time_ns) resolve against them. Between its fork and its exec a child runs its
+// parent's code at its parent's addresses.
+struct EarlierMappings {
+    std::uint64_t until_ns = 0;
+    std::vector<profiling::MappedModule> modules;
+};
+
 struct ProcessRecord {
     ProcessInfo info;
     bool exited = false;   // gone before the recording ended (its data is kept)
@@ -80,6 +88,7 @@ struct ProcessRecord {
     // counters cannot be split per thread); empty for the processes it started.
     std::vector<profiling::CounterReading> inherited;
     std::vector<profiling::MappedModule> modules;  // latest snapshot of its file mappings
+    std::vector<EarlierMappings> before_exec;      // command: oldest first, from task events
     std::string problem;                           // why it could not be (fully) recorded
 };
 
@@ -116,16 +125,27 @@ class CommandError : public Error {
 };
 
 // The mappings and names of a command's processes, replayed from the sampler's task events
-// (any order; sorted by time here): an exec starts a process's mappings over, a fork copies the
-// parent's, each executable file mapping is added and replaces what it overlaps. Used for
-// processes that ended before /proc/PID/maps could be read. A mapping is given from its file's
+// (any order; sorted by time here): an exec starts a process's mappings over (those it replaced
+// are kept in before_exec), a fork copies the parent's, each executable file mapping is added
+// and replaces what it overlaps. Used for processes that ended before /proc/PID/maps could be
+// read, and for samples taken before an exec. A mapping is given from its file's
 // start (address - file offset, offset 0), which is how libdwfl finds the load address when the
 // file's first, non-executable segment is missing.
 struct ReplayedProcess {
     std::string comm;
     std::vector<profiling::MappedModule> modules;
+    std::vector<EarlierMappings> before_exec;  // what each exec since its fork replaced
 };
 std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEvent> events);
+
+// A process's mappings as last read from /proc (`snapshot`), with the replayed ones it lacks: a
+// read can come before the process maps more (a child read while its loader still mapped libc,
+// which then ended before the next read), and the kernel's records have them. A replayed
+// mapping overlapping one of the snapshot is left out, so a complete snapshot stays as it is
+// (its non-executable segments too, which the replay does not hold). Sorted by start.
+std::vector<profiling::MappedModule> with_replayed_mappings(
+    std::vector<profiling::MappedModule> snapshot,
+    const std::vector<profiling::MappedModule>& replayed);
 
 // Records until the target exits, the duration passes or `stop` holds a signal number (the
 // CLI's SIGINT/SIGTERM handler). A command stopped by a signal is waited for: after SIGTERM it

@@ -141,6 +141,30 @@ TEST(RecordProfile, SamplesOfUnknownProcessesAreUnresolved) {
     EXPECT_NE(text.find("999;[unknown] 50000"), std::string::npos) << text;
 }
 
+// Seen in CI (CliRecord.ShortLivedChildrenAreNamedAndResolved under ASan): a sample a child
+// took between its fork and its exec lies in its parent's code, at its parent's addresses,
+// which its own mappings (after the exec) do not hold; it was "[unknown]".
+TEST(RecordProfile, SamplesBeforeAnExecResolveAgainstTheMappingsItReplaced) {
+    auto r = synthetic();
+    r.samples.clear();
+    ProcessRecord child;
+    child.info = {102, "other", "/usr/bin/other", 0};
+    child.modules = {{"/usr/bin/other", 0x1000, 0x2000, 0, "r-xp", ""}};
+    child.before_exec = {{500, symbols::process_modules()}};
+    r.processes.push_back(std::move(child));
+    const auto hot = address_of(reinterpret_cast<const void*>(&record_test_hot_work));
+    auto before = sample_at(hot + 4, 102, 3000);
+    before.time_ns = 400;
+    auto after = sample_at(hot + 4, 102, 1000);
+    after.time_ns = 600;
+    r.samples = {before, after};
+    const auto p = analyse(r, {});
+    ASSERT_EQ(p.hot_symbols.size(), 2u);
+    EXPECT_EQ(p.hot_symbols[0].short_name, "record_test_hot_work");
+    EXPECT_DOUBLE_EQ(p.hot_symbols[0].share, 0.75);
+    EXPECT_EQ(p.hot_symbols[1].short_name, "[unknown]");  // after the exec: not its code
+}
+
 TEST(RecordProfile, BadLockPatternIsAUsageError) {
     EXPECT_THROW(lock_regex("(unclosed"), UsageError);
 }
