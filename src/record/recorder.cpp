@@ -902,6 +902,15 @@ class Recorder {
     bool killed_ = false;
 };
 
+bool overlap(const profiling::MappedModule& a, const profiling::MappedModule& b) {
+    return a.start < b.end && b.start < a.end;
+}
+
+void sort_by_start(std::vector<profiling::MappedModule>& modules) {
+    std::sort(modules.begin(), modules.end(),
+              [](const auto& a, const auto& b) { return a.start < b.start; });
+}
+
 }  // namespace
 
 std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEvent> events) {
@@ -941,19 +950,15 @@ std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEv
                 if (added && m.path != symbols::kVdso) id->second = symbols::build_id_of(m.path);
                 m.build_id = id->second;
                 auto& modules = out[e.pid].modules;
-                std::erase_if(modules, [&](const auto& old) {
-                    return old.start < m.end && m.start < old.end;
-                });
+                std::erase_if(modules, [&](const auto& old) { return overlap(old, m); });
                 modules.push_back(std::move(m));
                 break;
             }
         }
     }
-    const auto by_start = [](const auto& a, const auto& b) { return a.start < b.start; };
     for (auto& [pid, p] : out) {
-        std::sort(p.modules.begin(), p.modules.end(), by_start);
-        for (auto& earlier : p.before_exec)
-            std::sort(earlier.modules.begin(), earlier.modules.end(), by_start);
+        sort_by_start(p.modules);
+        for (auto& earlier : p.before_exec) sort_by_start(earlier.modules);
     }
     return out;
 }
@@ -962,16 +967,11 @@ std::vector<profiling::MappedModule> with_replayed_mappings(
     std::vector<profiling::MappedModule> snapshot,
     const std::vector<profiling::MappedModule>& replayed) {
     const std::size_t read = snapshot.size();
-    for (const auto& m : replayed) {
-        const auto overlaps = [&](const profiling::MappedModule& old) {
-            return old.start < m.end && m.start < old.end;
-        };
+    for (const auto& m : replayed)
         if (std::none_of(snapshot.begin(), snapshot.begin() + static_cast<std::ptrdiff_t>(read),
-                         overlaps))
+                         [&](const auto& old) { return overlap(old, m); }))
             snapshot.push_back(m);
-    }
-    std::sort(snapshot.begin(), snapshot.end(),
-              [](const auto& a, const auto& b) { return a.start < b.start; });
+    sort_by_start(snapshot);
     return snapshot;
 }
 
