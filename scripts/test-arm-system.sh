@@ -108,7 +108,8 @@ printf 'root:x:0:0:root:/root:/bin/bash\n' >"$rootfs/etc/passwd"
 printf 'root:x:0:\n' >"$rootfs/etc/group"
 binaries=("$build/lockprof" "$build/tests/lockprof_unit_tests" "$build/tests/lockprof_cli_tests"
     "$build/tests/lockprof_spin_helper" "$build/tests/liblockprof_spin_plugin.so"
-    "$build/tests/lockprof_dwarf_helper")
+    "$build/tests/lockprof_dwarf_helper" "$build/tests/lockprof_threaded_target"
+    "$build/tests/lockprof_twelve_line_spin")
 for binary in "${binaries[@]}"; do
     mkdir -p "$rootfs$(dirname "$binary")"
     cp "$binary" "$rootfs$binary"
@@ -147,7 +148,7 @@ cat >"$rootfs/stage/paths.sh" <<EOF
 LOCKPROF_BUILD='$build'
 LOCKPROF_SOURCE='$root'
 LOCKPROF_GUEST_UNIT_FILTER='${LOCKPROF_GUEST_UNIT_FILTER:-Pmu*:UprobeSampler.*:PerfSampler.*:TimerSampler.*:MakeSampler.*}'
-LOCKPROF_GUEST_CLI_FILTER='${LOCKPROF_GUEST_CLI_FILTER:-CliPmu.*:CliSampling.*:CliRecordSpin.*:CliCallGraph.*}'
+LOCKPROF_GUEST_CLI_FILTER='${LOCKPROF_GUEST_CLI_FILTER:-CliPmu.*:CliSampling.*:CliRecordSpin.*:CliCallGraph.*:*CliRecordIntegrity*}'
 EOF
 rootimg="$sysdir/root.img"
 rm -f "$rootimg"

@@ -38,18 +38,32 @@ std::optional<UprobePmu> uprobe_pmu(std::string& why, const std::filesystem::pat
     return pmu;
 }
 
-perf_event_attr uprobe_attr(const UprobePmu& pmu, const std::string& path,
-                            std::uint64_t file_offset, bool return_probe) {
+namespace {
+// Every hit sampled, user space only, disabled until enabled.
+perf_event_attr probe_attr(std::uint32_t type) {
     perf_event_attr attr{};
     attr.size = sizeof attr;
-    attr.type = pmu.type;
-    attr.config = return_probe ? std::uint64_t{1} << pmu.retprobe_bit : 0;
-    attr.config1 = reinterpret_cast<std::uint64_t>(path.c_str());  // uprobe_path
-    attr.config2 = file_offset;                                    // probe_offset
+    attr.type = type;
     attr.sample_period = 1;
     attr.disabled = 1;
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
+    return attr;
+}
+}  // namespace
+
+perf_event_attr uprobe_attr(const UprobePmu& pmu, const std::string& path,
+                            std::uint64_t file_offset, bool return_probe) {
+    perf_event_attr attr = probe_attr(pmu.type);
+    attr.config = return_probe ? std::uint64_t{1} << pmu.retprobe_bit : 0;
+    attr.config1 = reinterpret_cast<std::uint64_t>(path.c_str());  // uprobe_path
+    attr.config2 = file_offset;                                    // probe_offset
+    return attr;
+}
+
+perf_event_attr trace_uprobe_attr(std::uint64_t id) {
+    perf_event_attr attr = probe_attr(PERF_TYPE_TRACEPOINT);
+    attr.config = id;
     return attr;
 }
 

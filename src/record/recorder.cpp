@@ -410,6 +410,16 @@ class Recorder {
                 for (auto& lib : symbols::needed_libraries(program))
                     binaries.push_back(std::move(lib));
                 prepare_spin(binaries);
+                // Refused before the command runs, never run with probes that break its forks.
+                std::string why;
+                if (!spin_->prepare_inheritance(why))
+                    throw Error(fmt::format(
+                        "--spin -- CMD: {}; a command's new threads and processes inherit only "
+                        "probes defined in tracefs (the uprobe PMU's make their fork fail with "
+                        "EFAULT, docs/record.md); run as root, or start the program and attach "
+                        "with --pid PID",
+                        why));
+                if (spin_->none_usable()) throw Error(nothing_probed());
             }
         }
         // A signal while lockprof was starting: the command is not started at all.

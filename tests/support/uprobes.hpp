@@ -1,5 +1,6 @@
 // Whether this machine lets the tests place uprobes (`record --spin`, UprobeSampler): a uprobe
-// PMU, perf_event_open itself (qemu-user has none), and root.
+// PMU, perf_event_open itself (qemu-user has none), and root; and whether perf_event_open
+// works at all.
 #pragma once
 
 #include <sys/syscall.h>
@@ -14,10 +15,8 @@
 
 namespace lockprof::test {
 
-// Why uprobes cannot be used here, "" when they can.
-inline std::string uprobes_unavailable() {
-    if (!std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type"))
-        return "no uprobe PMU is registered (/sys/bus/event_source/devices/uprobe)";
+// Why perf_event_open cannot be used here at all, "" when it can (a software event opens).
+inline std::string perf_events_unavailable() {
     perf_event_attr attr{};
     attr.size = sizeof attr;
     attr.type = PERF_TYPE_SOFTWARE;
@@ -29,6 +28,14 @@ inline std::string uprobes_unavailable() {
         return std::string("perf_event_open fails here (") + std::strerror(errno) +
                "; qemu-user answers ENOSYS)";
     close(static_cast<int>(fd));
+    return "";
+}
+
+// Why uprobes cannot be used here, "" when they can.
+inline std::string uprobes_unavailable() {
+    if (!std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type"))
+        return "no uprobe PMU is registered (/sys/bus/event_source/devices/uprobe)";
+    if (auto why = perf_events_unavailable(); !why.empty()) return why;
     if (geteuid() != 0) return "uprobes need root or CAP_PERFMON; the tests run as a user";
     return "";
 }

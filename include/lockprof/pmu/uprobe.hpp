@@ -28,6 +28,10 @@ std::optional<UprobePmu> uprobe_pmu(std::string& why, const std::filesystem::pat
 perf_event_attr uprobe_attr(const UprobePmu& pmu, const std::string& path,
                             std::uint64_t file_offset, bool return_probe);
 
+// Attributes of the tracepoint event `id` (trace_uprobe.hpp's TraceUprobes::define), as
+// uprobe_attr() makes them.
+perf_event_attr trace_uprobe_attr(std::uint64_t id);
+
 // One line for an errno perf_event_open gave for a uprobe on `function` in `path`, with what to
 // do (EACCES/EPERM: CAP_PERFMON; ENOENT: the PMU; EINVAL: the offset).
 std::string explain_uprobe_error(int error_number, const std::string& function,

@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "lockprof/pmu/trace_uprobe.hpp"
 #include "lockprof/pmu/uprobe.hpp"
 
 namespace lockprof::sampling {
@@ -72,8 +74,12 @@ class UprobeSampler {
     // More targets (functions in a library a process loaded later), at the end of targets(),
     // checked as check_targets() does; returns the index of the first.
     std::size_t add_targets(std::vector<UprobeTarget> targets);
+    // Defines the probes that attach_inherited() opens, in tracefs: false, with `why`, when
+    // tracefs cannot be used (then nothing can be inherited safely). A target tracefs refuses
+    // is dropped, as check_targets() drops one. Call before the command starts.
+    bool prepare_inheritance(std::string& why);
     // Probes `pid` and every thread and process it starts on each of `cpus`, from its next
-    // exec on (open between fork and exec).
+    // exec on (open between fork and exec; after prepare_inheritance()).
     int attach_inherited(pid_t pid, const std::vector<int>& cpus, std::size_t& failed);
 
     // Hits recorded since the last call, in no particular order across buffers.
@@ -109,12 +115,18 @@ class UprobeSampler {
         bool is_return = false;
         bool is_stack = false;
     };
+    perf_event_attr probe_attr(std::size_t target, bool return_probe, bool inherited) const;
     int open_all(pid_t pid, int cpu, bool inherited, std::size_t& failed, std::size_t from = 0);
     void open_stacks(pid_t pid, int cpu, bool inherited, std::size_t from);
     void enable(std::size_t first_event);
+    void keep_probes_in_every_process(int cpu);
     void refuse(std::size_t target, int error);
 
     pmu::UprobePmu pmu_;
+    // Inherited probes' definitions, and per target the tracepoint ids of its entry and return:
+    // removed after every event on them is closed (members go in reverse order).
+    std::unique_ptr<pmu::TraceUprobes> tracefs_;
+    std::vector<std::array<long, 2>> trace_ids_;
     std::vector<UprobeTarget> targets_;
     std::uint32_t stack_size_ = 0;
     std::vector<std::shared_ptr<RingBuffer>> rings_;

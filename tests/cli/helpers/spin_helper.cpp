@@ -30,14 +30,6 @@
 #define SPIN_HELPER_NOINLINE __attribute__((noinline, used))
 #endif
 
-// In the sanitizer builds this program is built with ASan too. LeakSanitizer's check at exit
-// cannot spawn its tracer thread in a process whose functions carry uretprobes ("Failed
-// spawning a tracer thread (errno 14)", then exit 1), which every `record --spin` test puts on
-// it; this program allocates nothing worth checking, so the check is off here, and here only.
-extern "C" const char* __asan_default_options() {
-    return "detect_leaks=0";
-}
-
 namespace {
 constexpr int kFirst = 1000;
 constexpr int kSecond = 500;
