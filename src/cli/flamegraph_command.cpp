@@ -26,13 +26,18 @@ namespace {
 
 constexpr std::size_t kProblemsShown = 5;
 
+struct FoldedInput {
+    exporting::FoldedStacks stacks;
+    std::string unit;  // what lockprof's unit comment says the counts are; "" when unknown
+};
+
 // Reads one folded input ("-" = stdin), or folds a perf.data file as `lockprof fold` would,
 // printing skipped-line problems to stderr.
-exporting::FoldedStacks read_folded(const std::string& path, bool strict) {
+FoldedInput read_folded(const std::string& path, bool strict) {
     if (path != "-" && is_perf_data_file(path)) {
         exporting::PerfScriptOptions fold;
         fold.strict = strict;
-        return fold_perf_data_file(path, fold);
+        return {fold_perf_data_file(path, fold), ""};  // each sample counts 1: samples
     }
     exporting::ParseOptions options;
     options.strict = strict;
@@ -57,7 +62,29 @@ exporting::FoldedStacks read_folded(const std::string& path, bool strict) {
                    report.skipped, report.skipped == 1 ? "" : "s", report.lines, name,
                    report.skipped > kProblemsShown ? " (first ones shown)" : "");
     }
-    return stacks;
+    return {std::move(stacks), report.unit};
+}
+
+// The unit of the graph: --unit when given, else what the inputs' unit comments say (lockprof
+// wrote them: ns of CPU time for cpu-clock stacks), else samples. Two inputs that say
+// different units cannot be compared.
+std::string graph_unit(const boost::program_options::variables_map& vm,
+                       const std::vector<std::string>& names,
+                       const std::vector<const FoldedInput*>& inputs) {
+    if (!vm["unit"].defaulted()) return vm["unit"].as<std::string>();
+    std::string unit;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const std::string& said = inputs[i]->unit;
+        if (said.empty()) continue;
+        if (!unit.empty() && said != unit)
+            throw UsageError(fmt::format(
+                "flamegraph --diff: {} counts {} and {} counts {}: a differential graph compares "
+                "shares of one unit; record both with the same --sample-event, or give --unit "
+                "to compare them anyway",
+                names[0], inputs[0]->unit, names[1], said));
+        unit = said;
+    }
+    return unit.empty() ? "samples" : unit;
 }
 
 }  // namespace
@@ -78,10 +105,11 @@ int flamegraph_command(const std::vector<std::string>& args, const std::vector<s
         "leave out frames narrower than this many pixels")(
         "width", po::value(&svg.width)->default_value(1200), "image width in pixels")(
         "inverted", "icicle graph: root at the top, stacks growing down")(
-        "unit", po::value(&svg.count_name)->default_value("samples"),
-        "what the counts are, for the tooltips and the subtitle: samples, or ns for lockprof's "
-        "cpu-clock stacks (--folded of a run or record weighs each sample by its period: CPU "
-        "nanoseconds for cpu-clock, events for a hardware event)")(
+        "unit", po::value<std::string>()->default_value("samples"),
+        "what the counts are, for the tooltips and the subtitle. Default: what the inputs' "
+        "first line says when lockprof wrote them (--folded of a run or record weighs each "
+        "sample by its period and says so: ns of CPU time for cpu-clock, events for a hardware "
+        "event), else samples")(
         "strict", "fail (exit 2) on the first malformed input line instead of skipping it");
     po::options_description hidden;
     hidden.add_options()("input", po::value(&inputs));
@@ -132,19 +160,22 @@ int flamegraph_command(const std::vector<std::string>& args, const std::vector<s
     if (diff) {
         const auto before = read_folded(inputs[0], strict);
         const auto after = read_folded(inputs[1], strict);
+        svg.count_name =
+            graph_unit(vm, {display(inputs[0]), display(inputs[1])}, {&before, &after});
         svg.title = vm.count("title") ? title : "Differential Flame Graph";
         svg.subtitle = vm.count("subtitle")
                            ? subtitle
                            : fmt::format("{} -> {}", display(inputs[0]), display(inputs[1]));
-        rendered = exporting::render_diff_flamegraph_svg(before, after, svg);
+        rendered = exporting::render_diff_flamegraph_svg(before.stacks, after.stacks, svg);
     } else {
-        const auto stacks = read_folded(inputs[0], strict);
+        const auto input = read_folded(inputs[0], strict);
+        svg.count_name = graph_unit(vm, {display(inputs[0])}, {&input});
         svg.title = vm.count("title") ? title : "Flame Graph";
         svg.subtitle = vm.count("subtitle")
                            ? subtitle
                            : fmt::format("{}: {} {}, {} unique stacks", display(inputs[0]),
-                                         stacks.total(), svg.count_name, stacks.size());
-        rendered = exporting::render_flamegraph_svg(stacks, svg);
+                                         input.stacks.total(), svg.count_name, input.stacks.size());
+        rendered = exporting::render_flamegraph_svg(input.stacks, svg);
     }
     write_output(output, rendered);
     return 0;

@@ -265,14 +265,15 @@ void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
         write_output(plan.output, report::json_text(report::record_to_json(result, profile), 1));
     if (profile.spin_calls && !(plan.spin_folded.empty() && plan.spin_flamegraph.empty())) {
         const auto folded = record::spin_folded(*profile.spin_calls);
+        constexpr const char* kUnit = "ns in the slow path";
         if (!plan.spin_folded.empty())
-            write_output(plan.spin_folded, exporting::to_folded_text(folded));
+            write_output(plan.spin_folded, exporting::to_folded_text(folded, kUnit));
         if (!plan.spin_flamegraph.empty()) {
             exporting::SvgOptions labels;
             labels.title = "lockprof record --spin: " + plan.target;
             labels.subtitle = fmt::format("{} slow-path entries, time from entry to return",
                                           profile.spin_calls->entries);
-            labels.count_name = "ns in the slow path";
+            labels.count_name = kUnit;
             write_output(plan.spin_flamegraph, exporting::render_flamegraph_svg(folded, labels));
         }
     }

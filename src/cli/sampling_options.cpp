@@ -92,8 +92,10 @@ po::options_description SamplingOptions::annotation_options() const {
             ? fmt::format(
                   "hottest functions listed instruction by instruction{} (0: none). "
                   "Without it the terminal shows only the {} hottest instructions of "
-                  "the {} hottest functions{}; the HTML report (--report) and `lockprof "
-                  "annotate` on --samples-out have the whole listings",
+                  "the {} hottest functions{}; the HTML report (--report) lists each "
+                  "function's hot instructions and acquire loop, each with the instruction "
+                  "before it (where skid puts a sample), and `lockprof annotate` on "
+                  "--samples-out prints the whole listings",
                   per_, sampling::kHottestRows, default_annotate_top_, per_)
             : fmt::format("hottest functions listed instruction by instruction{} (0: none)", per_);
     po::options_description o;

@@ -16,7 +16,7 @@ namespace lockprof::cli {
 namespace {
 
 std::string render_folded(const SampledStacks& s) {
-    return exporting::to_folded_text(s.stacks);
+    return exporting::to_folded_text(s.stacks, s.labels.count_name);
 }
 
 std::string render_flamegraph(const SampledStacks& s) {

@@ -74,11 +74,16 @@ void FoldedStacks::merge(const FoldedStacks& other, std::string_view root) {
     for (const auto& [stack, weight] : other.stacks()) add_line(prefix + stack, weight);
 }
 
-std::string to_folded_text(const FoldedStacks& stacks) {
+std::string to_folded_text(const FoldedStacks& stacks, std::string_view unit) {
     std::string out;
     std::size_t bytes = 0;
     for (const auto& [stack, weight] : stacks.stacks()) bytes += stack.size() + 22;
-    out.reserve(bytes);
+    out.reserve(bytes + kFoldedUnitComment.size() + unit.size() + 1);
+    if (!unit.empty() && unit != "samples") {
+        out += kFoldedUnitComment;
+        out += sanitize_frame(unit);  // one line, valid UTF-8
+        out += '\n';
+    }
     char number[24];
     for (const auto& [stack, weight] : stacks.stacks()) {
         out += stack;
@@ -148,14 +153,16 @@ FoldedStacks parse_folded(std::istream& in, const std::string& filename,
         std::uint64_t count = 0;
         if (overlong)
             why = fmt::format("line longer than {} bytes", kMaxFoldedLineBytes);
-        else if (line.empty() || line == "\r")
-            why.clear();  // blank lines separate nothing but are harmless
+        else if (line.empty() || line == "\r" || line.front() == '#')
+            why.clear();  // blank lines and comments are harmless
         else
             why = check_line(line, stack, count);
+        if (!overlong && line.starts_with(kFoldedUnitComment))
+            report.unit = line.substr(kFoldedUnitComment.size());
         // The total (every flamegraph's 100%) must stay a count: no wrap-around past 2^64-1.
         if (why.empty() && count > std::numeric_limits<std::uint64_t>::max() - stacks.total())
             why = fmt::format("count {} takes the file's total over 2^64-1", count);
-        const bool blank = !overlong && (line.empty() || line == "\r");
+        const bool blank = !overlong && (line.empty() || line == "\r" || line.front() == '#');
         if (!why.empty()) {
             auto problem = fmt::format("{}:{}: {}", filename, report.lines, why);
             if (options.strict)

@@ -383,9 +383,15 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
     if (profile.samples == 0 || profile.total_weight <= 0) return profile;
 
     const std::regex locks = lock_regex(options.lock_pattern);
+    // The slow paths --spin probed are lock code whatever their names (my_lock_slow).
+    std::set<std::string> probed;
+    if (result.spin)
+        for (const auto& probe : result.spin->probes)
+            if (probe.refused.empty()) probed.insert(probe.function);
     const LockTest is_lock = [&](const std::string& name) {
-        return std::regex_search(name, locks);
+        return probed.count(name) > 0 || std::regex_search(name, locks);
     };
+    profile.spin.probed.assign(probed.begin(), probed.end());
     sampling::AnnotateOptions annotate = options.annotate;
     annotate.min_function_share = 0;
 

@@ -27,6 +27,7 @@
 #include "lockprof/common/signal_name.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/pmu/uprobe.hpp"
+#include "lockprof/record/uretprobe_frames.hpp"
 #include "lockprof/sampling/task_sampler.hpp"
 #include "lockprof/sampling/uprobe_sampler.hpp"
 #include "lockprof/symbols/elf_lookup.hpp"
@@ -758,6 +759,8 @@ class Recorder {
         auto& live = live_.at(pid);
         live.refreshed = Clock::now();
         const std::string text = read_all(fmt::format("{}/{}/maps", proc_root_, pid));
+        if (spin_)
+            if (const auto page = uprobes_page(text)) uprobe_pages_[pid] = *page;
         std::string maps = executable_mappings(text);
         if (maps.empty() || maps == live.maps) return;
         live.maps = std::move(maps);
@@ -850,6 +853,9 @@ class Recorder {
                 result_.spin->stacks_unwound_without_callers =
                     spin_unwinder_.stats().without_callers;
         }
+        // Samples in a function under a uretprobe: their callers, which the trampoline hides.
+        if (result_.spin && !result_.samples.empty())
+            restore_uretprobe_callers(result_.samples, result_.spin->hits, uprobe_pages_);
         if (command_counters_.open_descriptors() > 0)
             result_.processes.front().inherited = command_counters_.read();
         if (spec_.mode == Mode::command)
@@ -901,6 +907,7 @@ class Recorder {
     bool spin_attached_ = false;        // some thread has probes: later refusals are notes
     std::set<std::string> spin_tried_;  // files searched for --spin functions
     std::map<std::pair<std::uint32_t, std::uint64_t>, std::string> strings_;  // read so far
+    std::map<pid_t, CodeRange> uprobe_pages_;  // where each probed process's trampoline is
     pmu::ThreadCounters command_counters_;
     std::map<pid_t, std::size_t> known_;  // every process seen -> index
     std::map<pid_t, LiveProcess> live_;

@@ -30,8 +30,12 @@ std::string sections(const std::vector<Section>& sections);
 // The footer and the end of the document.
 std::string footer(const std::string& lockprof_version, const std::string& git_revision);
 
-// A listed function's hottest instructions plus its whole loop, in address order (at most
-// `max_rows` rows), after the note on missing line and inline information where it applies.
+// A listed function's hottest instructions plus its whole loop (at most `max_rows` of those),
+// each with the instruction before it, where skid puts a sample's cost, in address order with
+// the rows left out counted; after the note on missing line and inline information where it
+// applies.
 std::string instruction_table(const sampling::HotFunction& f, unsigned max_rows);
+// The indices into f.instructions that instruction_table() shows, ascending.
+std::vector<std::size_t> instruction_rows(const sampling::HotFunction& f, unsigned max_rows);
 
 }  // namespace lockprof::report::html

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <cmath>
+#include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -631,6 +633,28 @@ std::string footer(const std::string& lockprof_version, const std::string& git_r
         escape(lockprof_version), escape(git_revision));
 }
 
+std::vector<std::size_t> instruction_rows(const sampling::HotFunction& f, unsigned max_rows) {
+    // The hottest rows (the acquire loop's, and any at kListingShare or more), at most
+    // max_rows of them...
+    std::vector<std::size_t> by_share(f.instructions.size());
+    for (std::size_t i = 0; i < by_share.size(); ++i) by_share[i] = i;
+    std::stable_sort(by_share.begin(), by_share.end(), [&](std::size_t a, std::size_t b) {
+        return f.instructions[a].share > f.instructions[b].share;
+    });
+    std::set<std::size_t> kept;
+    for (const std::size_t i : by_share) {
+        if (kept.size() >= max_rows) break;
+        const auto& ins = f.instructions[i];
+        if (ins.in_acquire_loop || ins.share >= sampling::kListingShare) kept.insert(i);
+    }
+    // ...each with the instruction before it, on which skid puts a sample's cost: the
+    // `lock cmpxchg` before the hot `jne`.
+    std::set<std::size_t> with_context = kept;
+    for (const std::size_t i : kept)
+        if (i > 0) with_context.insert(i - 1);
+    return {with_context.begin(), with_context.end()};
+}
+
 std::string instruction_table(const sampling::HotFunction& f, unsigned max_rows) {
     std::string out;
     if (auto note = sampling::no_line_information_note(f); !note.empty()) {
@@ -638,26 +662,25 @@ std::string instruction_table(const sampling::HotFunction& f, unsigned max_rows)
         note.pop_back();  // the text listing's newline
         out += fmt::format("<p class=\"muted\">{}</p>\n", escape(note));
     }
-    std::vector<const sampling::AnnotatedInstruction*> rows;
-    for (const auto& i : f.instructions) rows.push_back(&i);
-    std::stable_sort(rows.begin(), rows.end(),
-                     [](auto* a, auto* b) { return a->share > b->share; });
-    std::vector<const sampling::AnnotatedInstruction*> kept;
-    for (auto* i : rows)
-        if ((i->in_acquire_loop || i->share >= sampling::kListingShare) && kept.size() < max_rows)
-            kept.push_back(i);
-    std::sort(kept.begin(), kept.end(),
-              [](auto* a, auto* b) { return a->instruction.address < b->instruction.address; });
     out +=
         "<table class=\"asm\"><thead><tr><th>share</th><th>address</th>"
         "<th class=\"l\">instruction</th><th class=\"l\">source</th></tr></thead>"
         "<tbody>\n";
-    for (auto* i : kept)
+    std::optional<std::size_t> previous;
+    for (const std::size_t index : instruction_rows(f, max_rows)) {
+        if (previous && index > *previous + 1)
+            out += fmt::format(
+                "<tr class=\"gap\"><td></td><td></td><td class=\"l\">&hellip; {} "
+                "instruction{} not shown</td><td></td></tr>\n",
+                index - *previous - 1, index - *previous - 1 == 1 ? "" : "s");
+        previous = index;
+        const auto& i = f.instructions[index];
         out += fmt::format(
             "<tr{}><td><span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.1f}%</td>"
             "<td>{:x}</td><td class=\"ins\">{}</td><td class=\"l\">{}</td></tr>\n",
-            i->in_acquire_loop ? " class=\"loop\"" : "", std::round(i->share * 80), i->share * 100,
-            i->instruction.address, escape(i->instruction.listing_text()), escape(i->source));
+            i.in_acquire_loop ? " class=\"loop\"" : "", std::round(i.share * 80), i.share * 100,
+            i.instruction.address, escape(i.instruction.listing_text()), escape(i.source));
+    }
     return out + "</tbody></table>\n";
 }
 

@@ -1,5 +1,6 @@
 // A recording's HTML report, rendered from its lockprof-record JSON document with the page,
 // sections and instruction tables of the run report (html_page.hpp).
+#include <cctype>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -211,8 +212,16 @@ std::string annotation_section(const json& doc) {
 
 std::string spin_section(const json& doc) {
     const json& spin = doc.at("spin_locks");
-    std::string out = fmt::format("<p>Functions matching <code>{}</code>: {}.</p>\n",
-                                  escape(str(spin, "pattern")), escape(str(spin, "summary")));
+    std::string probed;
+    if (spin.contains("probed_functions") && !spin.at("probed_functions").empty())
+        probed = fmt::format(
+            " and the functions <code>--spin</code> probed, <code>{}</code>",
+            escape(fmt::format(
+                "{}",
+                fmt::join(spin.at("probed_functions").get<std::vector<std::string>>(), ", "))));
+    std::string out =
+        fmt::format("<p>Functions matching <code>{}</code>{}: {}.</p>\n",
+                    escape(str(spin, "pattern")), probed, escape(str(spin, "summary")));
     if (!spin.at("symbols").empty()) {
         std::string rows;
         for (const auto& sym : spin.at("symbols"))
@@ -294,6 +303,14 @@ std::string render(const json& doc, const std::string& title) {
         escape(title), escape(target_text(doc.at("target"))),
         escape(str(p, str(p, "cpu_model").empty() ? "arch" : "cpu_model")),
         escape(str(p, "timestamp_utc")));
+    const auto& status = doc.at("exit_status");
+    if (const auto failed = failed_command_sentence(
+            status.is_null() ? std::nullopt : std::optional<int>(status.get<int>()));
+        !failed.empty()) {
+        std::string sentence = failed;
+        sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
+        out += "<div class=\"banner\">" + escape(sentence) + ".</div>\n";
+    }
     if (doc.at("interrupted").get<bool>())
         out +=
             "<div class=\"banner\">The recording was interrupted: it holds what was recorded "

@@ -7,6 +7,7 @@
 
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/common/files.hpp"
+#include "lockprof/common/signal_name.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/text_table.hpp"
 #include "lockprof/sampling/sampler.hpp"
@@ -66,21 +67,26 @@ json symbol_json(const record::SymbolShare& s) {
 
 }  // namespace
 
+std::string spin_view_scope(const record::SpinView& view) {
+    if (view.probed.empty()) return fmt::format("'{}'", view.pattern);
+    return fmt::format("'{}' and --spin's {}", view.pattern, fmt::join(view.probed, ", "));
+}
+
 std::string spin_sentence(const record::Profile& p) {
     if (p.samples == 0) return "no samples";
     if (p.spin.symbols.empty() && !p.spin.without_debug_info.empty()) {
         const auto& without = p.spin.without_debug_info;
         return fmt::format(
-            "no samples are in functions matching '{}', but {}{} {} no line or inline "
+            "no samples are in functions matching {}, but {}{} {} no line or inline "
             "information (built without -g, or stripped), so a lock inlined into {} cannot be "
             "seen; rebuild with -g, which costs nothing at run time",
-            p.spin.pattern,
+            spin_view_scope(p.spin),
             fmt::join(without.begin(), without.begin() + std::min<long>(3, without.size()), ", "),
             without.size() > 3 ? ", ..." : "", without.size() == 1 ? "has" : "have",
             without.size() == 1 ? "it" : "them");
     }
     if (p.spin.symbols.empty())
-        return fmt::format("no samples are in functions matching '{}'", p.spin.pattern);
+        return fmt::format("no samples are in functions matching {}", spin_view_scope(p.spin));
     std::vector<std::string> names;
     for (std::size_t i = 0; i < p.spin.symbols.size() && i < 3; ++i)
         names.push_back(p.spin.symbols[i].short_name);
@@ -92,6 +98,19 @@ std::string spin_sentence(const record::Profile& p) {
                            hot.symbol);
     }
     return out;
+}
+
+std::string failed_command_sentence(std::optional<int> exit_status) {
+    if (!exit_status || *exit_status == 0) return "";
+    const int status = *exit_status;
+    const std::string how =
+        status > 128 && status < 128 + 65
+            ? fmt::format("was killed by {} (exit status {})", signal_name(status - 128), status)
+            : fmt::format("exited with status {}", status);
+    return fmt::format(
+        "the command {}: what was recorded is a run that failed, and may not be the program's "
+        "normal behaviour; its own output says why",
+        how);
 }
 
 // "12.3 ms", "850 ns": a slow-path time.
@@ -180,6 +199,8 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
                        : r.interrupted_by.empty() ? " (interrupted)"
                                                   : " (interrupted by " + r.interrupted_by + ")",
                        r.exit_status ? fmt::format("; exit status {}", *r.exit_status) : "");
+    if (const auto failed = failed_command_sentence(r.exit_status); !failed.empty())
+        out += fmt::format("warning: {}\n", failed);
 
     if (!r.events.empty()) {
         TextTable table;
@@ -235,7 +256,7 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
             for (std::size_t i = 0; i < p.annotated.size() && i < listing_top; ++i)
                 out += sampling::render_function_listing(p.annotated[i], "hottest loop");
         }
-        out += fmt::format("\nSpin locks ('{}'): {}\n", p.spin.pattern, spin_sentence(p));
+        out += fmt::format("\nSpin locks ({}): {}\n", spin_view_scope(p.spin), spin_sentence(p));
         for (const auto& sym : p.spin.symbols)
             out += fmt::format("  {:6.2f}%  {}  [{}]\n", sym.share * 100, sym.short_name,
                                base_name(sym.module));
@@ -343,6 +364,7 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
                             {"share_of_spin", i.share_of_spin},
                             {"share", i.share}});
     doc["spin_locks"] = {{"pattern", p.spin.pattern},
+                         {"probed_functions", p.spin.probed},
                          {"share", p.spin.share},
                          {"summary", spin_sentence(p)},
                          {"symbols", std::move(spin_symbols)},

@@ -456,7 +456,7 @@ std::string render_hottest_rows(std::span<const HotFunction> functions) {
     if (hottest.size() > kHottestRows) hottest.resize(kHottestRows);
     out += fmt::format(
         "  hottest instructions and the acquire loop (`|`; `:` rest of the inlined lock()); "
-        "whole listings: --annotate-top N, --report, or lockprof annotate on --samples-out\n");
+        "more: --annotate-top N, --report, or lockprof annotate on --samples-out\n");
     for (const auto& f : functions) {
         const auto loop = std::count_if(f.instructions.begin(), f.instructions.end(),
                                         [](const auto& i) { return i.in_acquire_loop; });

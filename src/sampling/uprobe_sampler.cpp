@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 #include <fmt/format.h>
 #include <utility>
@@ -87,11 +88,15 @@ UprobeSampler::~UprobeSampler() {
 
 perf_event_attr UprobeSampler::probe_attr(std::size_t target, bool return_probe,
                                           bool inherited) const {
-    if (inherited)
-        return pmu::trace_uprobe_attr(
-            static_cast<std::uint64_t>(trace_ids_.at(target)[return_probe ? 1 : 0]));
-    return pmu::uprobe_attr(pmu_, targets_[target].path, targets_[target].file_offset,
-                            return_probe);
+    perf_event_attr attr = inherited ? pmu::trace_uprobe_attr(static_cast<std::uint64_t>(
+                                           trace_ids_.at(target)[return_probe ? 1 : 0]))
+                                     : pmu::uprobe_attr(pmu_, targets_[target].path,
+                                                        targets_[target].file_offset, return_probe);
+    // The samplers' clock, so a sample's time falls within the calls the probes saw (the
+    // recorder gives samples in a probed function back the caller a uretprobe hides).
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    return attr;
 }
 
 bool UprobeSampler::prepare_inheritance(std::string& why) {

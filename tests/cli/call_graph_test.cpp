@@ -48,7 +48,7 @@ std::string stack_sampling_unavailable() {
 // Folded stacks as stack -> weight.
 std::map<std::string, std::uint64_t> read_folded(const std::string& text) {
     std::map<std::string, std::uint64_t> out;
-    std::istringstream lines(text);
+    std::istringstream lines(folded_stack_lines(text));
     for (std::string line; std::getline(lines, line);) {
         const auto space = line.rfind(' ');
         if (space == std::string::npos) continue;

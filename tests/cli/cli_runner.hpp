@@ -89,6 +89,16 @@ inline int occurrences(const std::string& text, const std::string& what) {
     return n;
 }
 
+// Folded stacks as lockprof writes them, without the comment lines (the unit comment,
+// exporting::kFoldedUnitComment): the stack lines only.
+inline std::string folded_stack_lines(const std::string& text) {
+    std::istringstream in(text);
+    std::string out;
+    for (std::string line; std::getline(in, line);)
+        if (!line.starts_with('#')) out += line + "\n";
+    return out;
+}
+
 inline int count_lines(const std::string& s) {
     int n = 0;
     for (char c : s) n += c == '\n';

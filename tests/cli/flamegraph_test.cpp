@@ -59,6 +59,51 @@ TEST(CliFlamegraph, RendersSvgWithTitleAndDefaultSubtitle) {
     EXPECT_EQ(files_in(dir.path), 2u) << "no temporary file left behind";
 }
 
+// A folded file lockprof wrote says its unit on its first line, and the graph takes it from
+// there: a run's --folded on a machine that samples cpu-clock (every VM) counts ns of CPU
+// time, which the diff of two such files names, never "samples".
+TEST(CliFlamegraph, UnitComesFromTheFilesLockprofWrote) {
+    TempDir dir;
+    for (const char* name : {"a.folded", "b.folded"}) {
+        const auto r = run_lockprof({"--lock", "tas", "--threads", "1", "--duration", "100ms",
+                                     "--trials", "1", "--quiet", "--sample-event", "cpu-clock",
+                                     "--folded", (dir / name).string()});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(read_all(dir / name)
+                      .rfind("# lockprof folded stacks; counts are ns of CPU "
+                             "time\n",
+                             0),
+                  0u)
+            << read_all(dir / name).substr(0, 300);
+    }
+    const auto d = run_lockprof({"flamegraph", "--diff", (dir / "a.folded").string(),
+                                 (dir / "b.folded").string(), "-o", (dir / "d.svg").string()});
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+    const auto diff = read_all(dir / "d.svg");
+    EXPECT_NE(diff.find("ns of CPU time"), std::string::npos) << diff.substr(0, 3000);
+    EXPECT_FALSE(std::regex_search(diff, std::regex("[0-9,] samples"))) << diff.substr(0, 3000);
+
+    // Files that say different units are not compared without --unit.
+    write(dir / "c.folded", "# lockprof folded stacks; counts are cycles\nmain;work 10\n");
+    const auto mixed = run_lockprof({"flamegraph", "--diff", (dir / "a.folded").string(),
+                                     (dir / "c.folded").string(), "-o", (dir / "m.svg").string()});
+    EXPECT_EQ(mixed.exit_code, 2) << mixed.err;
+    EXPECT_NE(mixed.err.find("a.folded counts ns of CPU time and c.folded counts cycles"),
+              std::string::npos)
+        << mixed.err;
+    EXPECT_EQ(count_lines(mixed.err), 1) << mixed.err;
+    const auto forced = run_lockprof({"flamegraph", "--diff", (dir / "a.folded").string(),
+                                      (dir / "c.folded").string(), "-o", (dir / "m.svg").string(),
+                                      "--unit", "units"});
+    EXPECT_EQ(forced.exit_code, 0) << forced.err;
+    // A file without the comment (perf's, stackcollapse's) still counts samples.
+    write(dir / "plain.folded", "main;work 10\n");
+    const auto plain = run_lockprof(
+        {"flamegraph", (dir / "plain.folded").string(), "-o", (dir / "p.svg").string()});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_NE(read_all(dir / "p.svg").find("plain.folded: 10 samples"), std::string::npos);
+}
+
 // lockprof's own folded files weigh cpu-clock samples in CPU nanoseconds: --unit names them,
 // in the subtitle, the tooltips and the diff's.
 TEST(CliFlamegraph, UnitNamesWhatTheCountsAre) {

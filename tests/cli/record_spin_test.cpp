@@ -114,7 +114,7 @@ TEST(CliRecordSpin, SlowPathTimeIsFoldedByCallSite) {
     EXPECT_TRUE(
         expected.count("XLogGetLastRemovedSegno;s_lock at xlog.c:1234 XLogGetLastRemovedSegno"));
     std::map<std::string, std::uint64_t> folded;
-    std::istringstream lines(read_all(dir / "spin.folded"));
+    std::istringstream lines(folded_stack_lines(read_all(dir / "spin.folded")));
     for (std::string line; std::getline(lines, line);) {
         const auto space = line.rfind(' ');
         ASSERT_NE(space, std::string::npos) << line;
@@ -161,7 +161,7 @@ TEST(CliRecordSpin, DwarfStacksReachMainAndKeepEachSitesTime) {
     std::map<std::string, std::uint64_t> by_leaf;
     std::map<std::string, std::size_t> lines_of;
     bool whole = false;
-    std::istringstream lines(read_all(dir / "spin.folded"));
+    std::istringstream lines(folded_stack_lines(read_all(dir / "spin.folded")));
     for (std::string line; std::getline(lines, line);) {
         const auto space = line.rfind(' ');
         ASSERT_NE(space, std::string::npos) << line;
@@ -180,6 +180,39 @@ TEST(CliRecordSpin, DwarfStacksReachMainAndKeepEachSitesTime) {
         EXPECT_NEAR(static_cast<double>(by_leaf[leaf]), total,
                     static_cast<double>(lines_of[leaf]) + 1)
             << leaf;
+    }
+}
+
+// A sample taken while s_lock runs under its uretprobe finds the kernel's trampoline where
+// its caller's return address was; the recorder gives it back from the call the probe saw, so
+// s_lock's samples keep first_caller and second_caller as their callers (they read
+// `main;[unknown];s_lock` before), with DWARF stacks and with frame pointers.
+TEST(CliRecordSpin, SamplesInAProbedFunctionKeepTheirCallers) {
+    if (const auto why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    for (const std::string graph : {"dwarf", "fp"}) {
+        TempDir dir;
+        const auto r = run_lockprof({"record", "--no-counters", "--spin", "s_lock", "--sample",
+                                     "--sample-freq", "20000", "--call-graph", graph, "--folded",
+                                     (dir / "f.folded").string(), "--", LOCKPROF_SPIN_HELPER});
+        ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+        std::uint64_t in_s_lock = 0, under_callers = 0;
+        std::istringstream lines(folded_stack_lines(read_all(dir / "f.folded")));
+        for (std::string line; std::getline(lines, line);) {
+            const auto space = line.rfind(' ');
+            const std::string stack = line.substr(0, space);
+            if (!stack.ends_with(";s_lock")) continue;
+            const auto weight = std::stoull(line.substr(space + 1));
+            in_s_lock += weight;
+            if (stack.find("first_caller;s_lock") != std::string::npos ||
+                stack.find("second_caller;s_lock") != std::string::npos ||
+                (graph == "fp" && stack.ends_with("main;s_lock")))
+                under_callers += weight;
+            EXPECT_EQ(stack.find("[unknown];s_lock"), std::string::npos) << graph << ": " << line;
+        }
+        // s_lock spins for ~5 us a call, 1500 calls: dozens of samples at 20 kHz.
+        ASSERT_GT(in_s_lock, 0u) << graph << ": no sample in s_lock\n"
+                                 << read_all(dir / "f.folded");
+        EXPECT_EQ(under_callers, in_s_lock) << graph << "\n" << read_all(dir / "f.folded");
     }
 }
 

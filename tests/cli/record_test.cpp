@@ -48,9 +48,32 @@ void settle() {
 }
 
 TEST(CliRecord, CommandExitStatusIsPropagated) {
-    const auto r = run_lockprof({"record", "--no-counters", "--", "sh", "-c", "exit 7"});
+    TempDir dir;
+    const auto r = run_lockprof({"record", "--no-counters", "--report", (dir / "r.html").string(),
+                                 "--", "sh", "-c", "exit 7"});
     EXPECT_EQ(r.exit_code, 7) << r.err;
     EXPECT_NE(r.out.find("exit status 7"), std::string::npos) << r.out;
+    // A failed run says so at the top, before any figure from it, and in the HTML report.
+    const std::string failed =
+        "the command exited with status 7: what was recorded is a run "
+        "that failed";
+    EXPECT_NE(r.out.find("\nwarning: " + failed), std::string::npos) << r.out;
+    EXPECT_LT(r.out.find(failed), r.out.find("\n\n")) << r.out;
+    EXPECT_NE(read_all(dir / "r.html").find("The command exited with status 7"), std::string::npos);
+}
+
+TEST(CliRecord, CommandKilledByASignalIsNamed) {
+    const auto r = run_lockprof({"record", "--no-counters", "--", "sh", "-c", "kill -SEGV $$"});
+    EXPECT_EQ(r.exit_code, 128 + SIGSEGV) << r.err;
+    EXPECT_NE(r.out.find("warning: the command was killed by SIGSEGV (exit status 139)"),
+              std::string::npos)
+        << r.out;
+}
+
+TEST(CliRecord, SuccessfulCommandHasNoFailureLine) {
+    const auto r = run_lockprof({"record", "--no-counters", "--", "true"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("warning: the command"), std::string::npos) << r.out;
 }
 
 TEST(CliRecord, MissingCommandExits127LikeAShell) {

@@ -13,6 +13,7 @@
 #include "cli/cli_runner.hpp"
 #include "support/sanitizers.hpp"
 
+using lockprof::test::folded_stack_lines;
 using lockprof::test::occurrences;
 using lockprof::test::read_all;
 using lockprof::test::run_lockprof;
@@ -198,7 +199,7 @@ TEST(CliSampling, FoldedStacksWithInstructionLeaves) {
                       "--quiet", "--folded", (dir / "out.folded").string(), "--leaf", "instruction",
                       "--flamegraph", (dir / "out.svg").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const std::string folded = read_all(dir / "out.folded");
+    const std::string folded = folded_stack_lines(read_all(dir / "out.folded"));
     ASSERT_FALSE(folded.empty());
     EXPECT_EQ(folded.rfind("tas/2t;", 0), 0u) << folded.substr(0, 200);
     EXPECT_NE(folded.find("measured_loop<TasLock<"), std::string::npos);
@@ -214,7 +215,7 @@ TEST(CliSampling, FlamegraphLeavesSayWhereInTheLoopTheTimeWent) {
     const auto r = run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "300ms",
                                  "--trials", "1", "--folded", (dir / "out.folded").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const std::string folded = read_all(dir / "out.folded");
+    const std::string folded = folded_stack_lines(read_all(dir / "out.folded"));
     const std::regex phased(
         R"((^|\n)tas/2t;([^;\n]+;)*measured_loop<TasLock<[^;\n]*;(acquire loop|acquire \(outside the loop\)|critical section|release|parallel work|loop harness);\+0x[0-9a-f]+ [a-z][^;\n]* \d+)");
     EXPECT_TRUE(std::regex_search(folded, phased)) << folded.substr(0, 2000);

@@ -213,7 +213,7 @@ std::set<std::string> folded_frames(const std::string& folded) {
     std::istringstream lines(folded);
     for (std::string line; std::getline(lines, line);) {
         const auto space = line.rfind(' ');
-        if (space == std::string::npos) continue;
+        if (space == std::string::npos || line.starts_with('#')) continue;  // the unit comment
         std::istringstream stack(line.substr(0, space));
         for (std::string frame; std::getline(stack, frame, ';');) frames.insert(frame);
     }

@@ -48,8 +48,15 @@ class FoldedStacks {
     std::uint64_t total_ = 0;
 };
 
-// "a;b;c 12\n" lines, sorted by stack (byte order), so output is deterministic and diffable.
-std::string to_folded_text(const FoldedStacks& stacks);
+// The comment line lockprof's folded files start with when their counts are not sample
+// counts ("# lockprof folded stacks; counts are ns of CPU time"), so that `lockprof
+// flamegraph` (and a reader) knows the unit. Lines starting with '#' are comments to
+// parse_folded; flamegraph.pl and inferno skip them as lines without a count.
+inline constexpr std::string_view kFoldedUnitComment = "# lockprof folded stacks; counts are ";
+
+// "a;b;c 12\n" lines, sorted by stack (byte order), so output is deterministic and diffable;
+// after the unit comment when `unit` is given and is not "samples".
+std::string to_folded_text(const FoldedStacks& stacks, std::string_view unit = {});
 
 struct ParseOptions {
     // Throw UsageError at the first malformed line instead of skipping it.
@@ -62,10 +69,13 @@ struct ParseReport {
     std::size_t used = 0;     // stack lines read into the result
     // "file:line: why", one per skipped line, capped at kMaxReportedProblems (skipped counts all).
     std::vector<std::string> problems;
+    // What the counts are, from lockprof's unit comment; "" when the file does not say.
+    std::string unit;
 };
 inline constexpr std::size_t kMaxReportedProblems = 100;
 
-// Reads folded text. Blank lines are ignored. Malformed lines (no count, negative or
+// Reads folded text. Blank lines and comments (lines starting with '#') are ignored; the unit
+// comment sets report.unit. Malformed lines (no count, negative or
 // non-numeric or overflowing count, a count taking the total over 2^64-1, empty stack or empty
 // frame, line over kMaxFoldedLineBytes, invalid UTF-8, CRLF line ending, NUL byte) are recorded
 // in `report` and skipped; with options.strict the first one throws UsageError("file:line: why

@@ -64,6 +64,9 @@ struct SpinInstruction {
 
 struct SpinView {
     std::string pattern;
+    // The functions `--spin` probed (named, or found from the known slow paths): in the view
+    // whatever their names.
+    std::vector<std::string> probed;
     double share = 0;  // of all samples
     std::vector<SymbolShare> symbols;
     std::vector<SpinInstruction> hot_instructions;  // hottest first, up to 5

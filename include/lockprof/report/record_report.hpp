@@ -25,6 +25,12 @@ std::string render_record(const record::RecordResult& result, const record::Prof
 // The spin-lock view in one sentence: "12.0% of samples are in s_lock, 80.0% of those on
 // `pause`" (or that none are).
 std::string spin_sentence(const record::Profile& profile);
+// What the spin-lock view covers: "'s_lock|spin|...'" and, with --spin, "and --spin's f, g".
+std::string spin_view_scope(const record::SpinView& view);
+
+// What the top of a report says of a command that failed (exit status N, or 128 + the signal
+// that killed it): "" for status 0 or none.
+std::string failed_command_sentence(std::optional<int> exit_status);
 
 nlohmann::json record_to_json(const record::RecordResult& result, const record::Profile& profile);
 

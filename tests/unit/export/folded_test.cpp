@@ -190,3 +190,19 @@ TEST(ParseFolded, NoUsableLineIsAnError) {
 TEST(ParseFolded, IndentedLinesAreNotStacks) {
     EXPECT_NE(problem_of("  \"threads\": 2").find("starts with whitespace"), std::string::npos);
 }
+
+// lockprof's folded files name their unit in a first comment line, which the reader takes and
+// which no stack comes from; other comments are skipped too, and "samples" needs no comment.
+TEST(ParseFolded, UnitCommentRoundTripsAndCommentsAreNoStacks) {
+    FoldedStacks stacks;
+    stacks.add({"main", "a"}, 5);
+    const std::string text = to_folded_text(stacks, "ns of CPU time");
+    EXPECT_EQ(text, "# lockprof folded stacks; counts are ns of CPU time\nmain;a 5\n");
+    const auto p = parse(text + "# another comment 12\n");
+    EXPECT_EQ(p.report.unit, "ns of CPU time");
+    EXPECT_EQ(p.report.skipped, 0u);
+    EXPECT_EQ(p.report.used, 1u);
+    EXPECT_EQ(p.stacks.total(), 5u);
+    EXPECT_EQ(to_folded_text(stacks, "samples"), "main;a 5\n");
+    EXPECT_EQ(parse("main;a 5\n").report.unit, "");
+}

@@ -5,6 +5,7 @@
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/report/html_report.hpp"
 #include "lockprof/sampling/annotate.hpp"
+#include "report/html_page.hpp"
 
 namespace lockprof::report {
 namespace {
@@ -85,6 +86,23 @@ TEST(ListingShare, HtmlTableSaysWhenAFunctionHasNoLineInformation) {
     const std::string html = html_listing(with_lines);
     EXPECT_EQ(html.find("no line or inline information"), std::string::npos);
     EXPECT_NE(html.find("tas.hpp:29"), std::string::npos);
+}
+
+// The HTML table shows each hot instruction with the one before it: skid puts the cost of a
+// `lock cmpxchg` on the `jne` after it, and the report's reader must see the culprit (cas's
+// table showed `45.1% jne` alone). Rows left out between are counted.
+TEST(ListingShare, HtmlTableShowsTheInstructionBeforeEachHotOne) {
+    auto f = long_function();
+    f.instructions[39].instruction.mnemonic = "lock cmpxchg";
+    f.instructions[40].instruction.mnemonic = "jne";
+    f.instructions[40].share = 0.451;
+    const auto rows = html::instruction_rows(f, 24);
+    EXPECT_EQ(rows, (std::vector<std::size_t>{9, 10, 39, 40}));
+    const std::string html = html_listing(f);
+    const auto cmpxchg = html.find("lock cmpxchg");
+    ASSERT_NE(cmpxchg, std::string::npos) << html;
+    EXPECT_LT(cmpxchg, html.find(">jne<")) << html;
+    EXPECT_NE(html.find("&hellip; 28 instructions not shown"), std::string::npos) << html;
 }
 
 }  // namespace

@@ -109,7 +109,9 @@ TEST(UprobeSampler, EveryEntryTheKernelCountsIsRecorded) {
             fullest = std::max(fullest, hits.size());
             for (const auto& hit : hits) (hit.is_return ? returns : entries) += 1;
         };
-        for (int ms = 0; ms < 5; ++ms) {
+        // 5 ms of calls, or, on a machine so loaded that the child has not run yet, until its
+        // first call is seen (at most 2 s).
+        for (int ms = 0; ms < 5 || (entries == 0 && ms < 2000); ++ms) {
             usleep(1000);
             take();
         }
