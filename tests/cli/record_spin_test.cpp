@@ -232,10 +232,21 @@ TEST(CliRecordSpin, DefaultFindsTheKnownSlowPaths) {
     EXPECT_TRUE(s_lock) << doc["spin_calls"].dump(1);
 }
 
+// A copy of the spin helper (and its plugin) of the test's own. The helpers attached by pid wait
+// until they see a breakpoint in their own code, and a command recorded with --spin alongside
+// puts one in every process of the same file (UprobeSampler's system-wide keeper event).
+std::string private_copy(const TempDir& dir, const std::string& file) {
+    const auto copy = dir / std::filesystem::path(file).filename();
+    std::filesystem::copy_file(file, copy);
+    return copy.string();
+}
+
 TEST(CliRecordSpin, AttachedProcessIsProbedPerThread) {
     if (const auto why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
     // The helper makes its calls once it is probed (waiting up to 10 s): every call is seen.
-    std::string helper = LOCKPROF_SPIN_HELPER, before = "10000", after = "100";
+    TempDir copies;
+    std::string helper = private_copy(copies, LOCKPROF_SPIN_HELPER), before = "10000",
+                after = "100";
     char* argv[] = {helper.data(), before.data(), after.data(), nullptr};
     pid_t pid = -1;
     ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ), 0);
@@ -256,8 +267,9 @@ TEST(CliRecordSpin, AttachedProcessIsProbedPerThread) {
 // then on: all 200 of its calls are counted, apart from the executable's own 300.
 TEST(CliRecordSpin, LibraryLoadedLaterIsSearchedAndProbed) {
     if (const auto why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
-    std::string helper = LOCKPROF_SPIN_HELPER, before = "10000", after = "300",
-                plugin = LOCKPROF_SPIN_PLUGIN;
+    TempDir copies;
+    std::string helper = private_copy(copies, LOCKPROF_SPIN_HELPER), before = "10000",
+                after = "300", plugin = private_copy(copies, LOCKPROF_SPIN_PLUGIN);
     char* argv[] = {helper.data(), before.data(), after.data(), plugin.data(), nullptr};
     pid_t pid = -1;
     ASSERT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv, environ), 0);
