@@ -227,8 +227,15 @@ TEST(CliPmu, DoctorReportsWhatItChecked) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (const char* what :
          {"perf_event_paranoid", "kernel event sources", "kernel core PMU", "libpfm4 PMUs",
-          "virtualisation", "perf_event (software)", "LSE atomics"})
+          "virtualisation", "hypervisor steal", "perf_event (software)", "LSE atomics"})
         EXPECT_NE(r.out.find(what), std::string::npos) << what;
+    // Steal since boot and over the probe, or unknown with the reason: never a bare 0.
+    const auto at = r.out.find("hypervisor steal");
+    const std::string steal = r.out.substr(at, r.out.find('\n', at) - at);
+    EXPECT_TRUE((steal.find("since boot; ") != std::string::npos &&
+                 steal.find("over a 200 ms probe of ") != std::string::npos) ||
+                steal.find("unknown: ") != std::string::npos)
+        << steal;
     auto help = run_lockprof({"doctor", "--help"});
     EXPECT_EQ(help.exit_code, 0);
     auto bad = run_lockprof({"doctor", "--bogus"});
