@@ -138,10 +138,11 @@ struct PairContext {
     const CellEvidence& a;  // baseline
     const CellEvidence& b;
     const ExplainThresholds& t;
-    std::size_t family = 1;              // throughput comparisons made together (Bonferroni)
-    bool throughput_unresolved = false;  // inconclusive, or too few trials for an interval
-    bool throughput_equivalent = false;  // the interval lies inside the equivalence band
-    std::set<std::string> cited_events;  // quoted by an earlier rule of this pair
+    std::size_t family = 1;                // throughput comparisons made together (Bonferroni)
+    bool throughput_unresolved = false;    // inconclusive, or too few trials for an interval
+    bool throughput_inconclusive = false;  // the interval reaches across a band edge
+    bool throughput_equivalent = false;    // the interval lies inside the equivalence band
+    std::set<std::string> cited_events{};  // quoted by an earlier rule of this pair
 };
 
 // One claim of a rule; `explains` false for numbers that do not tell the pair apart.
@@ -191,6 +192,7 @@ std::vector<Claim> throughput_rule(PairContext& p) {
             break;
         case Verdict::inconclusive:
             p.throughput_unresolved = true;
+            p.throughput_inconclusive = true;
             out.emplace_back(
                 fmt::format("throughput inconclusive: {} {}-{} vs {} {}-{} M acquires/s, ratio "
                             "{:.3f}, {} reaches across an edge of the {} equivalence band; {}",
@@ -223,6 +225,19 @@ std::vector<Claim> throughput_rule(PairContext& p) {
     if (auto outliers = outlier_text(e, p.a.lock, p.b.lock); !outliers.empty())
         out.emplace_back(outliers, false);
     return out;
+}
+
+// An inconclusive verdict whose trials the host disturbed: the spread that keeps it open may be
+// the hypervisor's, which more trials on the same busy host do not remove.
+std::vector<Claim> steal_rule(PairContext& p) {
+    if (!p.throughput_inconclusive || p.a.steal.high + p.b.steal.high == 0) return {};
+    StealTally both = p.a.steal;
+    both.add(p.b.steal);
+    return {Claim(fmt::format("hypervisor steal in the trials of {} and {}: {}; the spread that "
+                              "leaves the verdict open may be the host's, not the locks'; run on "
+                              "an idle or dedicated host",
+                              p.b.lock, p.a.lock, high_steal_text(both)),
+                  false)};
 }
 
 std::vector<Claim> rmw_rule(PairContext& p) {
@@ -589,6 +604,8 @@ std::vector<Claim> reader_writer_rule(PairContext& p) {
 const std::vector<Rule>& rules() {
     static const std::vector<Rule> all = {
         {"throughput", "acquires/s per trial", throughput_rule},
+        {"steal", "hypervisor steal per trial (/proc/stat), with an inconclusive verdict",
+         steal_rule},
         {"rmw_per_acquire", "AttemptStats rmw_attempts and spin_iterations", rmw_rule},
         {"cpu_use", "threads' CPU time over the trial window, sleeps", cpu_use_rule},
         {"hot_instruction", "samples with instruction annotation, stxr events",
@@ -629,6 +646,7 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
             if (event.counted) e.events_per_acquire.emplace_back(event.event, event.per_acquire);
         e.derived = s.derived;
         e.trials_note = adaptive_note(s);
+        e.steal.add(*s.cell);
         out.push_back(std::move(e));
     }
     return out;
@@ -651,8 +669,8 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
     for (const auto& cell : cells) {
         const CellEvidence* base = baseline[cell.threads];
         if (base == &cell) continue;
-        PairContext context{*base, cell,  thresholds, std::max<std::size_t>(family, 1),
-                            false, false, {}};
+        PairContext context{
+            .a = *base, .b = cell, .t = thresholds, .family = std::max<std::size_t>(family, 1)};
         PairDiagnosis d;
         d.baseline = base->lock;
         d.other = cell.lock;

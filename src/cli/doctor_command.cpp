@@ -1,19 +1,24 @@
 // `lockprof doctor`: why counters are (un)available here, and what to do about each problem.
 #include <unistd.h>
 
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
 
 #include "cli/arguments.hpp"
 #include "cli/cli.hpp"
+#include "lockprof/analysis/steal.hpp"
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/pmu/event_sources.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/pmu/libpfm.hpp"
+#include "lockprof/workload/pinning.hpp"
 #include "lockprof/workload/provenance.hpp"
+#include "lockprof/workload/steal.hpp"
 
 namespace po = boost::program_options;
 
@@ -110,6 +115,51 @@ void check_virtualisation(Doctor& d) {
             "--cap-add PERFMON (or SYS_ADMIN) or a seccomp profile that allows perf_event_open");
 }
 
+// The hypervisor's steal since boot and over a probe as long as a short trial: on a busy cloud
+// host it is what spreads trials and leaves verdicts inconclusive.
+void check_steal(Doctor& d) {
+    constexpr auto kProbe = std::chrono::milliseconds(200);
+    const workload::CpuTimesSnapshot before = workload::read_cpu_times();
+    const auto started = std::chrono::steady_clock::now();
+    if (!before.unknown_because.empty()) {
+        d.line("hypervisor steal", "unknown: " + before.unknown_because);
+        return;
+    }
+    std::this_thread::sleep_for(kProbe);
+    const workload::CpuTimesSnapshot after = workload::read_cpu_times();
+    const auto window = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - started);
+    const workload::StealReading probe = workload::steal_between(
+        before, after, workload::affinity_cpus(), static_cast<std::uint64_t>(window.count()),
+        workload::proc_stat_tick_ns());
+    const auto boot = workload::steal_share_since_boot(before);
+    const std::string since_boot =
+        boot ? fmt::format("{:.1f}% of all CPUs' time since boot", 100 * *boot)
+             : "unknown since boot";
+    if (!probe.steal) {
+        d.line("hypervisor steal",
+               fmt::format("{}; probe unknown: {}", since_boot, probe.unknown_because));
+        return;
+    }
+    const workload::TrialSteal& stolen = *probe.steal;
+    const double share = analysis::steal_share(stolen);
+    d.line(
+        "hypervisor steal",
+        fmt::format("{}; {:.1f}% over a {} ms probe of {} CPU{} (/proc/stat, {:g} ms per CPU)",
+                    since_boot, 100 * share, kProbe.count(), stolen.cpus.size(),
+                    stolen.cpus.size() == 1 ? "" : "s", static_cast<double>(stolen.tick_ns) / 1e6));
+    if (analysis::high_steal(stolen))
+        d.advice.push_back(fmt::format(
+            "the hypervisor took {:.0f}% of this machine's CPUs during the probe: trials will "
+            "spread and verdicts may stay inconclusive; run on an idle or dedicated host",
+            100 * share));
+    else if (boot && *boot > analysis::kHighStealShare)
+        d.advice.push_back(fmt::format(
+            "the hypervisor has taken {:.1f}% of this machine's CPUs since boot: the host is often "
+            "busy, so expect spread between trials; run on a dedicated host",
+            100 * *boot));
+}
+
 // Opens one software and one hardware event, as a run would.
 void check_perf_event(Doctor& d, const std::vector<std::string>& core_pmus) {
     const bool core_pmu = !core_pmus.empty();
@@ -154,7 +204,8 @@ int doctor_command(const std::vector<std::string>& args, const std::vector<std::
         std::cout << "Usage: lockprof doctor\n\n"
                      "Checks what stands between lockprof and the PMU on this machine: "
                      "perf_event_paranoid,\nthe kernel's event sources, libpfm4's detected PMUs, "
-                     "virtualisation, whether perf_event_open\nworks at all, and LSE atomics on "
+                     "virtualisation, the hypervisor's steal\n(since boot and over a 200 ms "
+                     "probe), whether perf_event_open works at all, and LSE\natomics on "
                      "aarch64. Prints one line of advice per problem.\n\n"
                   << options;
         return 0;
@@ -166,6 +217,7 @@ int doctor_command(const std::vector<std::string>& args, const std::vector<std::
     const auto core_pmus = check_event_sources(d);
     check_libpfm(d, !core_pmus.empty());
     check_virtualisation(d);
+    check_steal(d);
     check_perf_event(d, core_pmus);
     check_atomics(d, identity);
 

@@ -16,8 +16,12 @@ po::options_description PmuOptions::options() const {
     const std::string event_help = fmt::format(
         "events to count, comma-separated: aliases (`lockprof events` lists them) or any "
         "libpfm4 name (arm_n1::STREX_FAIL_SPEC, perf::task-clock, perf_raw::r6e). Default: "
-        "{}, each where this machine can count it",
-        fmt::join(pmu::default_event_names(default_task_clock_), ", "));
+        "{}, each where this machine can count it. task_clock counts a thread's time on its "
+        "CPU, time the hypervisor stole included (what perf stat reports){}",
+        fmt::join(pmu::default_event_names(default_task_clock_), ", "),
+        default_task_clock_ ? ""
+                            : "; cpu ns/acq (CLOCK_THREAD_CPUTIME_ID) leaves stolen time out: "
+                              "the CPU the threads' code really got, what locks are compared by");
     po::options_description o("Counters (PMU events)");
     // clang-format off
     o.add_options()

@@ -133,6 +133,9 @@ std::string provenance_block(const workload::RunResult& run,
         fmt::format("{}; delay {}{}", describe_workload(run, summaries),
                     s.delay ? std::string(arch::delay_name(*s.delay)) : "per-lock default",
                     s.latency ? "; latency recorded" : ""));
+    analysis::StealTally steal;
+    for (const auto& cell : run.cells) steal.add(cell);
+    out += provenance_row("hypervisor steal", analysis::steal_overview(steal), steal.high > 0);
     if (run.calibration.ticks_per_ns > 0)
         out += provenance_row("tick counter",
                               fmt::format("{:.3f} ticks/ns", run.calibration.ticks_per_ns));

@@ -251,6 +251,12 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
                     {"physical_address", t.lock_page->physical_address
                                              ? json(*t.lock_page->physical_address)
                                              : json(nullptr)}};
+            // Steal is unknown rather than 0 where it was not measured (run.notes say why).
+            trial["steal"] = t.steal ? json{{"cpus", t.steal->cpus},
+                                            {"steal_ns", t.steal->steal_ns},
+                                            {"window_ns", t.steal->window_ns},
+                                            {"tick_ns", t.steal->tick_ns}}
+                                     : json(nullptr);
             trials.push_back(std::move(trial));
         }
         json cell = {{"lock", c.lock},         {"algorithm", c.algorithm},

@@ -388,6 +388,22 @@ workload::TrialResult trial_from_json(const Node& j, unsigned threads, bool huge
     } else if (j.has("lock_page")) {
         j["lock_page"].fail("is set, but config.lock_page is not huge");
     }
+    if (j.has("steal") && !j["steal"].is_null()) {  // older files, and unknown: null or absent
+        const Node steal = j["steal"];
+        workload::TrialSteal use;
+        std::set<int> seen;
+        steal["cpus"].each([&](const Node& cpu) {
+            const int n = cpu.integer();
+            if (n < 0 || !seen.insert(n).second)
+                cpu.fail(fmt::format("{} is {}", n, n < 0 ? "not a CPU number" : "repeated"));
+            use.cpus.push_back(n);
+        });
+        if (use.cpus.empty()) steal["cpus"].fail("is empty (null: steal not measured)");
+        use.steal_ns = steal["steal_ns"].count();
+        use.window_ns = steal["window_ns"].positive();
+        use.tick_ns = steal["tick_ns"].positive();
+        trial.steal = std::move(use);
+    }
     trial.process = static_cast<unsigned>(j.count_or("process", 0));  // older files: 0
     trial.wall_ns = j["wall_ns"].positive();
     trial.ticks = j["ticks"].count();

@@ -41,9 +41,14 @@ std::string cpu_use_note(const analysis::CellSummary& s, unsigned online_cpus) {
 std::vector<std::string> cell_notes(const std::vector<analysis::CellSummary>& summaries,
                                     unsigned online_cpus) {
     std::vector<std::string> notes;
-    for (const auto& s : summaries)
+    analysis::StealTally steal;
+    for (const auto& s : summaries) {
         for (auto note : {partial_concurrency_note(s), cpu_use_note(s, online_cpus)})
             if (!note.empty()) notes.push_back(std::move(note));
+        if (s.cell) steal.add(*s.cell);
+    }
+    // One note for the run, not one per cell: a busy host takes from every cell alike.
+    if (auto note = analysis::steal_note(steal); !note.empty()) notes.push_back(std::move(note));
     return notes;
 }
 

@@ -19,13 +19,19 @@ int read_int(const std::string& path, int fallback) {
 }
 }  // namespace
 
-std::vector<CpuTopology> allowed_cpus() {
-    std::vector<CpuTopology> cpus;
+std::vector<int> affinity_cpus() {
+    std::vector<int> cpus;
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-        if (!CPU_ISSET(cpu, &set)) continue;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    return cpus;
+}
+
+std::vector<CpuTopology> allowed_cpus() {
+    std::vector<CpuTopology> cpus;
+    for (int cpu : affinity_cpus()) {
         const auto base = fmt::format("/sys/devices/system/cpu/cpu{}/topology/", cpu);
         cpus.push_back(
             {cpu, read_int(base + "core_id", cpu), read_int(base + "physical_package_id", 0)});

@@ -55,14 +55,18 @@ bool run_one_trial(const Plan& plan, std::size_t i, unsigned trial, RunControl& 
     TrialOutcome outcome = run_trial(*cell.lock, plan.trial_spec(cell, trial), control);
     if (outcome.interrupted) return false;
     outcome.result.trial = trial;
-    if (!outcome.physical_address_unknown.empty()) {
-        std::string note =
-            "--lock-page huge: the physical address of the lock's huge page is "
-            "not recorded: " +
-            outcome.physical_address_unknown;
+    const auto note_once = [&run](std::string note) {
         if (std::find(run.notes.begin(), run.notes.end(), note) == run.notes.end())
             run.notes.push_back(std::move(note));
-    }
+    };
+    if (!outcome.physical_address_unknown.empty())
+        note_once(
+            "--lock-page huge: the physical address of the lock's huge page is not recorded: " +
+            outcome.physical_address_unknown);
+    if (!outcome.steal_unknown.empty())
+        note_once("hypervisor steal is unknown: " + outcome.steal_unknown +
+                  "; spread a busy host causes cannot be told from the locks' own here, so "
+                  "repeat the run before trusting a difference");
     run.cells[i].trials.push_back(std::move(outcome.result));
     run.cells[i].overlaps += outcome.overlaps;
     run.cells[i].lost_updates += outcome.lost_updates;

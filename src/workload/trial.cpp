@@ -16,8 +16,10 @@
 
 #include "lockprof/common/error.hpp"
 #include "lockprof/workload/lock_page.hpp"
+#include "lockprof/workload/pinning.hpp"
 #include "lockprof/workload/plan.hpp"
 #include "lockprof/workload/sched.hpp"
+#include "lockprof/workload/steal.hpp"
 
 namespace lockprof::workload {
 namespace {
@@ -221,12 +223,35 @@ std::vector<pthread_t> start_workers(TrialState& state, std::vector<WorkerArgs>&
     return threads;
 }
 
+// The hypervisor's steal over the trial (workload/steal.hpp): /proc/stat read just before the
+// gate opens and again once the watcher has seen the last worker stop, so the window encloses
+// every thread's (it adds the workers' calibration, a few ms, and up to one 5 ms poll).
+class StealWindow {
+  public:
+    void open() {
+        before_ = read_cpu_times();
+        from_ = Clock::now();
+    }
+    StealReading close(const std::vector<ThreadResult>& threads) const {
+        const CpuTimesSnapshot after = read_cpu_times();
+        const auto window =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - from_);
+        return steal_between(before_, after, steal_cpus(threads, affinity_cpus()),
+                             static_cast<std::uint64_t>(window.count()), proc_stat_tick_ns());
+    }
+
+  private:
+    CpuTimesSnapshot before_;
+    Clock::time_point from_;
+};
+
 // Releases every worker through the start gate once all wait at it; the release time is every
 // worker's time origin.
-void open_gate(TrialState& state) {
+void open_gate(TrialState& state, StealWindow& steal) {
     {
         std::unique_lock gate_lock(state.gate_mutex);
         state.gate.wait(gate_lock, [&] { return state.ready == state.spec->threads; });
+        steal.open();
         state.release_time = Clock::now();
         state.released = true;
     }
@@ -384,11 +409,15 @@ TrialOutcome run_trial(const RunnableLock& lock, const TrialSpec& spec, RunContr
     const FifoScope watcher(spec.sched, kFifoWatcherPriority);
     std::vector<WorkerArgs> worker_args(n);
     std::vector<pthread_t> threads = start_workers(*state, worker_args);
-    open_gate(*state);
+    StealWindow steal;
+    open_gate(*state, steal);
     TrialOutcome outcome;
     outcome.interrupted = watch_workers(owner, threads, lock);
+    StealReading stolen = steal.close(state->results);
     for (auto t : threads) pthread_join(t, nullptr);
     collect_outcome(*state, lock, outcome);
+    outcome.result.steal = std::move(stolen.steal);
+    outcome.steal_unknown = std::move(stolen.unknown_because);
     if (spec.work.lock_page == LockPage::huge) {
         const PhysicalAddress where = state->memory->physical_address();
         outcome.result.lock_page = LockPageUse{state->memory->page_size(), where.address};

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lockprof/analysis/stats.hpp"
+#include "lockprof/analysis/steal.hpp"
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/analysis/verdict.hpp"
 #include "lockprof/common/number_format.hpp"
@@ -54,6 +55,8 @@ struct CellEvidence {
     std::vector<std::string> acquire_loop_mnemonics;
     // `--trials auto`: the cell's line when the budget stopped it unsettled (adaptive_note).
     std::string trials_note;
+    // The hypervisor's steal over the cell's trials: high steal is spread the host caused.
+    StealTally steal;
 };
 
 struct ExplainThresholds {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "lockprof/analysis/steal.hpp"
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/workload/results.hpp"
 
@@ -37,7 +38,8 @@ constexpr double kCpuUseNote = 0.8;
 // ran on under kCpuUseNote of the CPUs they could use; "" otherwise. online_cpus 0: unknown.
 std::string cpu_use_note(const analysis::CellSummary& s, unsigned online_cpus);
 
-// Every per-cell note the table and the HTML report print, in that order.
+// Every per-cell note the table and the HTML report print, in that order, then the run's one
+// hypervisor steal note (analysis::steal_note) over all cells' trials.
 std::vector<std::string> cell_notes(const std::vector<analysis::CellSummary>& summaries,
                                     unsigned online_cpus);
 

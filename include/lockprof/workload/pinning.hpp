@@ -13,7 +13,10 @@ struct CpuTopology {
     int package;  // topology/physical_package_id
 };
 
-// CPUs this process may run on, with their topology (from /sys; core = cpu when unknown).
+// CPUs the calling thread may run on (its affinity mask); empty when it cannot be read.
+std::vector<int> affinity_cpus();
+
+// The same CPUs with their topology (from /sys; core = cpu when unknown).
 std::vector<CpuTopology> allowed_cpus();
 
 // CPU for each of `threads` threads; empty for PinMode::none. More threads than CPUs wrap

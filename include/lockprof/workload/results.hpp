@@ -94,6 +94,18 @@ struct LockPageUse {
     std::optional<std::uint64_t> physical_address;
 };
 
+// What the hypervisor took from the CPUs a trial's threads ran on, over a window that encloses
+// every thread's (workload/steal.hpp: /proc/stat's steal column, read before the start gate
+// opens and after the last thread stops).
+struct TrialSteal {
+    // The CPUs it covers: the pinned ones, or every CPU the threads were allowed to run on (an
+    // unpinned thread may have run on any of them).
+    std::vector<int> cpus;
+    std::uint64_t steal_ns = 0;   // summed over `cpus`
+    std::uint64_t window_ns = 0;  // between the two readings
+    std::uint64_t tick_ns = 0;    // the resolution of each CPU's figure (one USER_HZ tick)
+};
+
 struct TrialResult {
     unsigned trial = 0;
     unsigned process = 0;       // which of RunSpec::processes ran it (0 in a one-process run)
@@ -101,6 +113,9 @@ struct TrialResult {
     std::uint64_t ticks = 0;    // the same window in arch::ticks()
     std::vector<ThreadResult> threads;
     std::optional<LockPageUse> lock_page;  // --lock-page huge; nullopt with normal
+    // nullopt: unknown (no steal column in /proc/stat, unreadable, or a file written before
+    // lockprof measured it), never a made-up 0.
+    std::optional<TrialSteal> steal;
 };
 
 // Why a cell stopped running trials.

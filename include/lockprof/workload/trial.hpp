@@ -27,6 +27,8 @@ struct TrialOutcome {
     std::uint64_t lost_updates = 0;
     // --lock-page huge: why result.lock_page has no physical address ("" when it has one).
     std::string physical_address_unknown;
+    // Why result.steal is unknown ("" when it was measured).
+    std::string steal_unknown;
 };
 
 // Throws StallError when no progress is made for spec.watchdog_ns.

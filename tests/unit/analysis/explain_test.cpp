@@ -194,6 +194,43 @@ TEST(Explain, OverlappingTrialsAreInconclusiveNotTheSame) {
     EXPECT_TRUE(d.inconclusive);
 }
 
+// A trial in which the hypervisor took `share` of both CPUs of a 1 s window.
+workload::TrialResult trial_with_steal(double share) {
+    workload::TrialResult trial;
+    trial.steal = workload::TrialSteal{
+        {0, 1}, static_cast<std::uint64_t>(share * 2e9), 1'000'000'000, 10'000'000};
+    return trial;
+}
+
+// An inconclusive verdict beside trials the host disturbed names the steal; the same steal
+// beside a settled verdict is no finding.
+TEST(Explain, HighStealIsNamedWhenTheVerdictIsInconclusive) {
+    auto tas = cell("tas", "tas", 2, {10e6, 12e6, 14e6}, 1.5, 0.5);
+    auto cas = cell("cas", "cas", 2, {11e6, 13e6, 15e6}, 1.4, 0.4);
+    for (double share : {0.12, 0.0, 0.01}) tas.steal.add(trial_with_steal(share));
+    for (double share : {0.09, 0.0, 0.0}) cas.steal.add(trial_with_steal(share));
+    const auto d = explain({tas, cas})[0];
+    const auto steal = std::find_if(d.findings.begin(), d.findings.end(),
+                                    [](const Finding& f) { return f.rule == "steal"; });
+    ASSERT_NE(steal, d.findings.end()) << all_text(d);
+    EXPECT_EQ(steal->text,
+              "hypervisor steal in the trials of cas and tas: the hypervisor took 9-12% of the "
+              "threads' CPUs in 2 of 6 trials; the spread that leaves the verdict open may be the "
+              "host's, not the locks'; run on an idle or dedicated host");
+    EXPECT_FALSE(steal->explains);
+    EXPECT_TRUE(d.inconclusive);
+
+    auto faster = cell("cas", "cas", 2, {20e6, 21e6, 22e6}, 1.4, 0.4);
+    faster.steal = cas.steal;
+    const auto settled = explain({tas, faster})[0];
+    EXPECT_EQ(all_text(settled).find("hypervisor steal"), std::string::npos) << all_text(settled);
+    auto quiet = cas;
+    quiet.steal = {};
+    auto quiet_tas = tas;
+    quiet_tas.steal = {};
+    EXPECT_EQ(all_text(explain({quiet_tas, quiet})[0]).find("hypervisor steal"), std::string::npos);
+}
+
 TEST(Explain, TightEqualThroughputIsEquivalentAndNeedsNoExplanation) {
     auto tas = cell("tas", "tas", 2, {10e6, 10.01e6, 9.99e6, 10e6}, 1.5, 0.5);
     auto cas = cell("cas", "cas", 2, {10.02e6, 10.01e6, 10.0e6, 10.03e6}, 1.4, 0.4);

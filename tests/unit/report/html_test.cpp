@@ -206,6 +206,28 @@ TEST(HtmlReport, SaysWhatIsMissing) {
     EXPECT_NE(html.find("holds no raw samples"), std::string::npos);
 }
 
+// The provenance says what the hypervisor took, highlighted when it was a lot, with the run's
+// one steal note; a run without steal figures says unknown.
+TEST(HtmlReport, ProvenanceShowsTheHypervisorsSteal) {
+    auto run = synthetic_run(false);
+    const auto unknown = render_html_report(run, analysis::summarize(run), ReportExtras{});
+    EXPECT_NE(unknown.find("<dt>hypervisor steal</dt><dd>unknown: not measured in any trial"),
+              std::string::npos);
+    for (auto& c : run.cells)
+        for (auto& t : c.trials)
+            t.steal = workload::TrialSteal{
+                {0, 1}, t.trial == 0 ? 240'000'000u : 0u, 1'000'000'000, 10'000'000};
+    const auto html = render_html_report(run, analysis::summarize(run), ReportExtras{});
+    EXPECT_NE(html.find("<dt>hypervisor steal</dt><dd class=\"alert\">measured in 18 of 18 trials "
+                        "(/proc/stat, 10 ms per CPU): median 0.0%, at most 12.0%"),
+              std::string::npos)
+        << html.substr(html.find("hypervisor steal"), 300);
+    EXPECT_NE(html.find("<li>hypervisor steal: the hypervisor took 12% of the threads&apos; CPUs "
+                        "in 6 of 18 trials"),
+              std::string::npos)
+        << html.substr(html.find("<h3>Notes"), 600);
+}
+
 TEST(HtmlReport, Base64MatchesRfc4648) {
     EXPECT_EQ(base64(""), "");
     EXPECT_EQ(base64("f"), "Zg==");

@@ -269,6 +269,7 @@ workload::RunResult every_field_set() {
     trial.wall_ns = 1'000'000;
     trial.ticks = 2'000'000;
     trial.lock_page = workload::LockPageUse{2u << 20, 0x1a4e00000};
+    trial.steal = workload::TrialSteal{{4, 5}, 20'000'000, 1'200'000, 10'000'000};
     for (unsigned i = 0; i < 2; ++i) {
         workload::ThreadResult t;
         t.index = i;
@@ -412,4 +413,46 @@ TEST(ResultJson, InstructionWorkAndLockPageSurviveARoundTrip) {
     auto page = doc;
     page["config"]["lock_page"] = "giant";
     refused(page, "config.lock_page: unknown lock page 'giant'");
+}
+
+// A trial's steal: written with the CPUs it covers, read back; null (not measured) and absent
+// (files written before it) both read as unknown, never 0; what a reader refuses.
+TEST(ResultJson, StealSurvivesARoundTripAndIsUnknownWhereNotMeasured) {
+    const auto run = every_field_set();
+    const auto doc = report::to_json(run, analysis::summarize(run));
+    const auto& written = doc["cells"][0]["trials"][0]["steal"];
+    EXPECT_EQ(written["cpus"], nlohmann::json::array({4, 5}));
+    EXPECT_EQ(written["steal_ns"], 20'000'000u);
+    EXPECT_EQ(written["window_ns"], 1'200'000u);
+    EXPECT_EQ(written["tick_ns"], 10'000'000u);
+    const auto back = report::result_from_json(doc);
+    ASSERT_TRUE(back.cells[0].trials[0].steal.has_value());
+    EXPECT_EQ(back.cells[0].trials[0].steal->cpus, (std::vector<int>{4, 5}));
+    EXPECT_EQ(back.cells[0].trials[0].steal->steal_ns, 20'000'000u);
+
+    auto unmeasured = run;
+    unmeasured.cells[0].trials[0].steal.reset();
+    const auto null_doc = report::to_json(unmeasured, {});
+    EXPECT_TRUE(null_doc["cells"][0]["trials"][0]["steal"].is_null());
+    EXPECT_FALSE(report::result_from_json(null_doc).cells[0].trials[0].steal.has_value());
+    auto old = doc;
+    old["cells"][0]["trials"][0].erase("steal");
+    EXPECT_FALSE(report::result_from_json(old).cells[0].trials[0].steal.has_value());
+
+    const auto refused = [&doc](const char* key, nlohmann::json value, const std::string& why) {
+        auto d = doc;
+        d["cells"][0]["trials"][0]["steal"][key] = std::move(value);
+        try {
+            report::result_from_json(d);
+            ADD_FAILURE() << "accepted: " << why;
+        } catch (const UsageError& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
+    };
+    refused("cpus", nlohmann::json::array(), "cells[0].trials[0].steal.cpus: is empty");
+    refused("cpus", {4, 4}, "cells[0].trials[0].steal.cpus[1]: 4 is repeated");
+    refused("cpus", {-1}, "cells[0].trials[0].steal.cpus[0]: -1 is not a CPU number");
+    refused("steal_ns", -5, "cells[0].trials[0].steal.steal_ns: -5 is negative");
+    refused("window_ns", 0, "cells[0].trials[0].steal.window_ns: is 0");
+    refused("tick_ns", 0, "cells[0].trials[0].steal.tick_ns: is 0");
 }

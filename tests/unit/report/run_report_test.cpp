@@ -161,6 +161,28 @@ TEST(RunReport, CpuUseNotesOversubscriptionAndOffCpuWaiting) {
     EXPECT_NE(table.find("ticks/acq: the tick counter"), std::string::npos) << "legend";
 }
 
+// High steal in trials of several cells is one note under the table, not one per cell.
+TEST(RunReport, HighStealInManyCellsIsOneNote) {
+    workload::RunResult run;
+    run.cells = {cell("tas", 2), cell("cas", 2), cell("tas", 1)};
+    const auto with_steal = [](workload::CellResult& c, std::uint64_t steal_ns) {
+        c.trials[0].steal = workload::TrialSteal{{0, 1}, steal_ns, 1'000'000'000, 10'000'000};
+    };
+    with_steal(run.cells[0], 180'000'000);  // 9%
+    with_steal(run.cells[1], 280'000'000);  // 14%
+    with_steal(run.cells[2], 10'000'000);   // 0.5%
+    const auto table = report::render_table(run, analysis::summarize(run));
+    const std::string note =
+        "note: hypervisor steal: the hypervisor took 9-14% of the threads' CPUs in 2 of 3 "
+        "trials";
+    const auto at = table.find(note);
+    EXPECT_NE(at, std::string::npos) << table;
+    EXPECT_EQ(table.find("hypervisor steal", at + note.size()), std::string::npos) << table;
+    for (auto& c : run.cells) c.trials[0].steal.reset();
+    EXPECT_EQ(report::render_table(run, analysis::summarize(run)).find("hypervisor"),
+              std::string::npos);
+}
+
 // "spread" is one figure everywhere: (max - min) / median of the trials' acquires/s, the same
 // in the terminal table, its legend and the HTML report (compare prints analysis::spread_text
 // too). Before, the terminal showed half the range (±15.0% here) and the HTML the full range.

@@ -13,6 +13,7 @@
 #include "lockprof/workload/loop.hpp"
 #include "lockprof/workload/pinning.hpp"
 #include "lockprof/workload/plan.hpp"
+#include "lockprof/workload/steal.hpp"
 #include "lockprof/workload/trial.hpp"
 #include "support/sanitizers.hpp"
 
@@ -245,6 +246,29 @@ TEST(Trial, DurationModeStopsAndCountsEveryThread) {
     ASSERT_EQ(outcome.result.threads.size(), 4u);
     for (const auto& t : outcome.result.threads) EXPECT_GT(t.end_ns, t.start_ns);
     EXPECT_GT(outcome.result.wall_ns, 50'000'000u);
+}
+
+// The hypervisor's steal is read around the trial: the CPUs it covers are where the threads
+// could run (all allowed unpinned, the one CPU pinned), and its window encloses the threads'.
+TEST(Trial, StealIsMeasuredOverTheThreadsCpusAndAWindowEnclosingTheirs) {
+    if (const auto here = read_cpu_times(); !here.unknown_because.empty())
+        GTEST_SKIP() << "no steal figure on this machine: " << here.unknown_because;
+    RunControl control;
+    TrialSpec spec = small_spec(2, 0);
+    spec.acquires_per_thread.reset();
+    spec.duration_ns = 20'000'000;
+    TrialOutcome unpinned = run_trial(*find_lock("tas"), spec, control);
+    ASSERT_TRUE(unpinned.result.steal.has_value()) << unpinned.steal_unknown;
+    EXPECT_EQ(unpinned.steal_unknown, "");
+    EXPECT_EQ(unpinned.result.steal->cpus, affinity_cpus());
+    EXPECT_GE(unpinned.result.steal->window_ns, unpinned.result.wall_ns);
+    EXPECT_EQ(unpinned.result.steal->tick_ns, proc_stat_tick_ns());
+
+    const int cpu = affinity_cpus().back();
+    spec.cpu_of_thread = {cpu, cpu};
+    TrialOutcome pinned = run_trial(*find_lock("tas"), spec, control);
+    ASSERT_TRUE(pinned.result.steal.has_value()) << pinned.steal_unknown;
+    EXPECT_EQ(pinned.result.steal->cpus, std::vector<int>{cpu});
 }
 
 // The trial turns the requested nanoseconds into work itself, in each worker after pinning:
