@@ -364,6 +364,33 @@ void add_warning_once(Profile& profile, const std::string& warning) {
         profile.warnings.push_back(warning);
 }
 
+// What the instruments took of the targets' CPU time (InstrumentShare).
+InstrumentShare instrument_share(const RecordResult& result, const Profile& profile) {
+    InstrumentShare s;
+    const auto& c = *result.calibration;
+    if (result.spin) {
+        for (const auto entries : result.spin->kernel_entries) s.probe_calls += entries;
+        if (c.probe_call) s.probes_ns = c.probe_call->ns * static_cast<double>(s.probe_calls);
+    }
+    if (result.sampling) {
+        s.samples = result.samples.size() + result.samples_lost;
+        if (c.sample) s.sampling_ns = c.sample->ns * static_cast<double>(s.samples);
+    }
+    for (const auto& t : profile.totals)
+        if (t.event == "task_clock" && t.value && *t.value > 0) {
+            s.target_cpu_ns = *t.value;
+            s.target_cpu_source = "task_clock";
+        }
+    if (!s.target_cpu_ns && result.sampling && result.sampling->event == "cpu-clock" &&
+        profile.total_weight > 0) {
+        s.target_cpu_ns = profile.total_weight;
+        s.target_cpu_source = "cpu-clock samples";
+    }
+    if (s.target_cpu_ns && (s.probes_ns || s.sampling_ns))
+        s.share = (s.probes_ns.value_or(0) + s.sampling_ns.value_or(0)) / *s.target_cpu_ns;
+    return s;
+}
+
 }  // namespace
 
 Profile analyse(const RecordResult& result, const Images& images, const ProfileOptions& options) {
@@ -371,6 +398,7 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
     add_counter_totals(result, profile);
     count_samples(result, profile);
     sampled_time(result, profile);
+    if (result.calibration) profile.instruments = instrument_share(result, profile);
     if (result.spin) {
         std::map<std::uint32_t, const std::vector<profiling::MappedModule>*> modules;
         for (const auto& p : result.processes)

@@ -46,6 +46,9 @@ constexpr auto kModuleRefresh = std::chrono::milliseconds(200);
 // processes whose mappings are known), rather than at its end. 64 MiB is ~8,000 samples of
 // 8 KiB: 8 s of one busy thread at the default rate.
 constexpr std::size_t kHeldStackBytes = std::size_t{64} << 20;
+// The calibration samples at 10 kHz whatever the recording's rate: the per-sample cost is the
+// same, and ten times the default rate lifts it well above the calibration's noise.
+constexpr std::uint64_t kCalibrationFrequency = 10000;
 
 // The executable lines of a /proc/PID/maps text: what symbols resolve against. Data
 // mappings come and go (PostgreSQL's dynamic shared memory segments) without changing that.
@@ -129,6 +132,7 @@ class Recorder {
         raise_descriptor_limit();
         if (spec_.sampling) prepare_sampler();
         if (spec_.spin) check_uprobes();
+        if (spec_.calibrate && (spec_.sampling || spec_.spin)) calibrate();
         start_ = Clock::now();
         if (spec_.mode == Mode::command)
             run_command();
@@ -155,7 +159,25 @@ class Recorder {
                         "count only");
         choice.info.sampler_reason = "record samples other processes with perf_event";
         sampler_.emplace(choice.attr, choice.info);
+        sampling_attr_ = choice.attr;
         result_.sampling = choice.info;
+    }
+
+    // What the instruments cost here, before any is attached (a fraction of a second).
+    void calibrate() {
+        InstrumentCalibration c;
+        std::string why;
+        if (uprobe_pmu_) {
+            c.probe_call = sampling::probe_call_cost(*uprobe_pmu_, spec_.spin_stack, why);
+            if (!c.probe_call) c.problems.push_back("spin probes: " + why);
+        }
+        if (sampler_) {
+            why.clear();
+            c.sample_frequency = kCalibrationFrequency;
+            c.sample = sampling::sample_cost(sampling_attr_, kCalibrationFrequency, why);
+            if (!c.sample) c.problems.push_back("sampling: " + why);
+        }
+        result_.calibration = std::move(c);
     }
 
     // --- spin probes -----------------------------------------------------------------------
@@ -886,6 +908,7 @@ class Recorder {
     AttachContext context_;
     Clock::time_point start_{};
     std::optional<sampling::TaskSampler> sampler_;
+    perf_event_attr sampling_attr_{};  // the sampler's, for the calibration
     // --call-graph dwarf: samples' and probes' stack copies, unwound per process image.
     const bool stacks_ =
         (spec_.sampling && spec_.sampling->dwarf_stack > 0) || (spec_.spin && spec_.spin_stack > 0);

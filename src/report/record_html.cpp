@@ -82,6 +82,9 @@ std::string target_section(const json& doc) {
     if (!doc.at("exit_status").is_null())
         recorded += fmt::format("; exit status {}", doc.at("exit_status").get<int>());
     out += prov_row("recorded", recorded);
+    // Recordings written before the calibration have no "instrument_cost".
+    if (doc.contains("instrument_cost") && !doc.at("instrument_cost").is_null())
+        out += prov_row("instruments' cost", str(doc.at("instrument_cost"), "summary"));
     out += prov_row("CPU", fmt::format("{}, {} logical CPUs", str(p, "cpu_model"),
                                        p.at("logical_cpus").get<unsigned>()));
     out += prov_row("architecture", str(p, "arch"));
@@ -293,8 +296,12 @@ std::string render(const json& doc, const std::string& title) {
     if (!doc.at("spin_calls").is_null())
         sections.push_back({"spin-calls", "Spin call sites", "Spin slow paths by call site",
                             spin_calls_section(doc)});
-    if (!doc.at("warnings").empty())
-        sections.push_back({"warnings", "Warnings", "Warnings", notes_list(doc.at("warnings"))});
+    json warnings = doc.at("warnings");
+    if (doc.contains("instrument_cost") && !doc.at("instrument_cost").is_null() &&
+        !str(doc.at("instrument_cost"), "warning").empty())
+        warnings.push_back(str(doc.at("instrument_cost"), "warning"));
+    if (!warnings.empty())
+        sections.push_back({"warnings", "Warnings", "Warnings", notes_list(warnings)});
     std::string out = html::head(fmt::format("{}: {}", title, target_text(doc.at("target"))),
                                  str(p, "lockprof_version"));
     out += fmt::format(

@@ -121,6 +121,12 @@ std::string duration_text(double ns) {
     return fmt::format("{:.0f} ns", ns);
 }
 
+// "2.41 us a call (2.10-2.90, 7 rounds)": a calibrated cost.
+std::string cost_text(const sampling::CostEstimate& c, const char* unit) {
+    return fmt::format("{} a {} ({}-{}, {} rounds)", duration_text(c.ns), unit,
+                       duration_text(c.low), duration_text(c.high), c.rounds);
+}
+
 std::string locks_text(const record::SpinSite& s) {
     if (s.locks.empty()) return "";
     std::string out = fmt::format("{:#x}", s.locks.front());
@@ -186,6 +192,44 @@ std::string render_spin(const record::SpinProfile& s) {
             s.stack_samples, s.stacks_seen, record::kSpinStacksPerSite, s.stack_size);
     for (const auto& n : s.notes) out += fmt::format("  {}\n", n);
     return out;
+}
+
+std::string instruments_sentence(const record::InstrumentCalibration& c,
+                                 const record::InstrumentShare& s) {
+    std::vector<std::string> parts;
+    if (c.probe_call && s.probes_ns)
+        parts.push_back(fmt::format("spin probes {} x {} calls = {}",
+                                    cost_text(*c.probe_call, "call"), s.probe_calls,
+                                    duration_text(*s.probes_ns)));
+    if (c.sample && s.sampling_ns)
+        parts.push_back(fmt::format("sampling {} x {} samples = {}", cost_text(*c.sample, "sample"),
+                                    s.samples, duration_text(*s.sampling_ns)));
+    for (const auto& p : c.problems) parts.push_back("not calibrated: " + p);
+    std::string out = fmt::format("{}", fmt::join(parts, "; "));
+    if (s.share)
+        out += fmt::format(": about {:.1f}% of the targets' {} of CPU time ({})", *s.share * 100,
+                           duration_text(*s.target_cpu_ns), s.target_cpu_source);
+    else if (s.probes_ns || s.sampling_ns)
+        out += ": their share is unknown (no task_clock counted: drop --no-counters)";
+    return out;
+}
+
+std::string instruments_warning(const record::InstrumentCalibration& c,
+                                const record::InstrumentShare& s) {
+    if (!s.share || *s.share <= record::kInstrumentShareNote) return "";
+    std::vector<std::string> lower;
+    const double target = *s.target_cpu_ns;
+    if (s.probes_ns && *s.probes_ns / target > record::kInstrumentShareNote / 2)
+        lower.push_back(
+            fmt::format("probe fewer functions or calls (--spin FUNC: each probed call costs {})",
+                        duration_text(c.probe_call->ns)));
+    if (s.sampling_ns && *s.sampling_ns / target > record::kInstrumentShareNote / 2)
+        lower.push_back(fmt::format("sample less often (--sample-freq; each sample costs {})",
+                                    duration_text(c.sample->ns)));
+    return fmt::format(
+        "the instruments took about {:.1f}% of the targets' CPU time, so the program ran "
+        "slower than without them{}{}",
+        *s.share * 100, lower.empty() ? "" : ": ", fmt::join(lower, ", or "));
 }
 
 std::string render_record(const record::RecordResult& r, const record::Profile& p,
@@ -268,6 +312,12 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
                 out += sampling::render_function_listing(p.annotated[i], "hottest loop");
     }
     if (p.spin_calls) out += render_spin(*p.spin_calls);
+    if (p.instruments && r.calibration) {
+        out += fmt::format("\nInstruments (their cost calibrated here before attaching): {}\n",
+                           instruments_sentence(*r.calibration, *p.instruments));
+        if (const auto w = instruments_warning(*r.calibration, *p.instruments); !w.empty())
+            out += fmt::format("warning: {}\n", w);
+    }
     for (const auto& w : p.warnings) out += fmt::format("warning: {}\n", w);
     if (!r.notes.empty()) {
         out += "\n";
@@ -369,6 +419,36 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
                          {"summary", spin_sentence(p)},
                          {"symbols", std::move(spin_symbols)},
                          {"hot_instructions", std::move(spin_hot)}};
+    doc["instrument_cost"] = nullptr;
+    if (p.instruments && r.calibration) {
+        const auto& c = *r.calibration;
+        const auto& i = *p.instruments;
+        const auto estimate = [](const std::optional<sampling::CostEstimate>& e) -> json {
+            if (!e) return nullptr;
+            return {{"ns", e->ns},
+                    {"low_ns", e->low},
+                    {"high_ns", e->high},
+                    {"rounds", e->rounds},
+                    {"measured", e->units}};
+        };
+        const auto optional = [](const std::optional<double>& v) -> json {
+            return v ? json(*v) : json(nullptr);
+        };
+        doc["instrument_cost"] = {{"calibration",
+                                   {{"probe_call", estimate(c.probe_call)},
+                                    {"sample", estimate(c.sample)},
+                                    {"sample_frequency", c.sample_frequency},
+                                    {"problems", c.problems}}},
+                                  {"probe_calls", i.probe_calls},
+                                  {"samples", i.samples},
+                                  {"probes_ns", optional(i.probes_ns)},
+                                  {"sampling_ns", optional(i.sampling_ns)},
+                                  {"target_cpu_ns", optional(i.target_cpu_ns)},
+                                  {"target_cpu_source", i.target_cpu_source},
+                                  {"share", optional(i.share)},
+                                  {"summary", instruments_sentence(c, i)},
+                                  {"warning", instruments_warning(c, i)}};
+    }
     doc["spin_calls"] = nullptr;
     if (p.spin_calls) {
         const auto& sc = *p.spin_calls;

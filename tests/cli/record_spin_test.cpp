@@ -216,6 +216,41 @@ TEST(CliRecordSpin, SamplesInAProbedFunctionKeepTheirCallers) {
     }
 }
 
+// record measures what its probes and samples cost here before it attaches, and says what
+// share of the targets' CPU time they took: the calibrated cost times the calls the kernel
+// counted and the samples taken, over task_clock; above 5%, a warning that says how to lower it.
+TEST(CliRecordSpin, InstrumentsCostIsCalibratedAndReported) {
+    if (const auto why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
+    TempDir dir;
+    const auto r = run_lockprof({"record", "--spin", "s_lock", "--sample", "--output",
+                                 (dir / "r.json").string(), "--", LOCKPROF_SPIN_HELPER});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("\nInstruments (their cost calibrated here before attaching): spin "
+                         "probes "),
+              std::string::npos)
+        << r.out;
+    const json cost = json::parse(read_all(dir / "r.json"))["instrument_cost"];
+    ASSERT_TRUE(cost.is_object()) << cost;
+    const json& probe = cost["calibration"]["probe_call"];
+    ASSERT_TRUE(probe.is_object()) << cost.dump(1);
+    EXPECT_GT(probe["ns"].get<double>(), 0) << cost.dump(1);
+    EXPECT_LE(probe["low_ns"].get<double>(), probe["ns"].get<double>());
+    EXPECT_EQ(cost["probe_calls"], 1500);
+    EXPECT_NEAR(cost["probes_ns"].get<double>(), 1500 * probe["ns"].get<double>(), 1);
+    ASSERT_TRUE(cost["calibration"]["sample"].is_object()) << cost.dump(1);
+    EXPECT_EQ(cost["calibration"]["sample_frequency"], 10000);
+    EXPECT_EQ(cost["target_cpu_source"], "task_clock");
+    const double share = cost["share"].get<double>();
+    EXPECT_NEAR(share,
+                (cost["probes_ns"].get<double>() + cost["sampling_ns"].get<double>()) /
+                    cost["target_cpu_ns"].get<double>(),
+                1e-9);
+    // 1500 traps into the kernel and back around a few microseconds of spinning each.
+    EXPECT_GT(share, 0.05) << cost.dump(1);
+    EXPECT_NE(r.out.find("warning: the instruments took about"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("probe fewer functions or calls"), std::string::npos) << r.out;
+}
+
 TEST(CliRecordSpin, DefaultFindsTheKnownSlowPaths) {
     if (const auto why = uprobes_unavailable(); !why.empty()) GTEST_SKIP() << why;
     TempDir dir;

@@ -114,7 +114,7 @@ TEST(CliRecord, NoSuchProcess) {
 }
 
 TEST(CliRecord, AttachesToEveryThreadCountsAndSamples) {
-    Background target({LOCKPROF_BIN, "run", "--lock", "tas", "--threads", "2", "--duration", "4s",
+    Background target({LOCKPROF_BIN, "run", "--lock", "tas", "--threads", "2", "--duration", "8s",
                        "--trials", "1", "--quiet", "--no-counters"});
     ASSERT_GT(target.pid, 0);
     settle();

@@ -75,6 +75,22 @@ struct SpinView {
     std::vector<std::string> without_debug_info;
 };
 
+// What the recording's instruments took of the targets' CPU time: the calibration's cost per
+// probed call and per sample (recorder.hpp's InstrumentCalibration) times the calls the
+// kernel counted and the samples taken, over the CPU time task_clock counted (or, without it,
+// what cpu-clock samples weigh).
+struct InstrumentShare {
+    std::uint64_t probe_calls = 0;                 // --spin: entries the kernel counted
+    std::uint64_t samples = 0;                     // --sample: kept and lost
+    std::optional<double> probes_ns, sampling_ns;  // calls x cost, samples x cost
+    std::optional<double> target_cpu_ns;
+    std::string target_cpu_source;  // "task_clock", "cpu-clock samples"
+    std::optional<double> share;    // (probes_ns + sampling_ns) / target_cpu_ns
+};
+
+// Above this share a note says how to lower what the instruments cost.
+inline constexpr double kInstrumentShareNote = 0.05;
+
 struct Profile {
     std::vector<CounterTotal> totals;                              // event order
     std::map<std::size_t, std::vector<CounterTotal>> per_process;  // by process index
@@ -93,7 +109,8 @@ struct Profile {
     // sampling does not see time in the kernel (system calls, faults): a warning says how much
     // went unseen when this is well below 1.
     std::optional<double> sampled_cpu_share;
-    std::optional<SpinProfile> spin_calls;  // --spin: the probed slow paths per call site
+    std::optional<SpinProfile> spin_calls;       // --spin: the probed slow paths per call site
+    std::optional<InstrumentShare> instruments;  // with a calibration
     std::vector<std::string> warnings;
 };
 

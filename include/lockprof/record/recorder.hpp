@@ -29,6 +29,7 @@
 #include "lockprof/record/spin.hpp"
 #include "lockprof/record/targets.hpp"
 #include "lockprof/sampling/sampler.hpp"
+#include "lockprof/sampling/calibration.hpp"
 #include "lockprof/sampling/task_sampler.hpp"
 #include "lockprof/workload/provenance.hpp"
 #include "lockprof/workload/results.hpp"
@@ -62,6 +63,19 @@ struct RecordSpec {
     std::chrono::milliseconds stop_grace{2000};
     // Told each step taken to stop a command ("sent it SIGTERM"), as it is taken; also a note.
     std::function<void(const std::string&)> on_stop_step;
+    // Measure the instruments' cost before attaching (InstrumentCalibration); tests of the
+    // recorder's bookkeeping leave it off.
+    bool calibrate = true;
+};
+
+// What the recording's instruments cost on this machine, measured before it attached
+// (sampling/calibration.hpp): per probed call (--spin) and per sample (--sample), at the
+// calibration's sample rate. record::analyse() turns them into a share of the targets' CPU time.
+struct InstrumentCalibration {
+    std::optional<sampling::CostEstimate> probe_call;
+    std::optional<sampling::CostEstimate> sample;
+    std::uint64_t sample_frequency = 0;  // samples a second during the calibration
+    std::vector<std::string> problems;   // why an instrument could not be calibrated
 };
 
 struct TaskRecord {
@@ -106,7 +120,8 @@ struct RecordResult {
     // the time record() returns (during the recording once the copies held pass 64 MiB).
     std::vector<profiling::RawSample> samples;
     std::uint64_t samples_lost = 0;
-    std::optional<SpinRecording> spin;  // --spin: every probed entry and return
+    std::optional<SpinRecording> spin;                 // --spin: every probed entry and return
+    std::optional<InstrumentCalibration> calibration;  // with --spin or --sample
     std::vector<std::string> notes;
     std::optional<int> exit_status;  // command: its exit code, 128+signal when killed
     bool interrupted = false;        // ended by SIGINT/SIGTERM

@@ -28,6 +28,15 @@ std::string spin_sentence(const record::Profile& profile);
 // What the spin-lock view covers: "'s_lock|spin|...'" and, with --spin, "and --spin's f, g".
 std::string spin_view_scope(const record::SpinView& view);
 
+// What the recording's instruments cost and took of the targets' CPU time, in one sentence
+// ("spin probes 2.41 us a call (...) x 15300 calls = 36.87 ms; ...: about 1.6% of the targets'
+// 2.71 s of CPU time (task_clock)"), and the warning above kInstrumentShareNote, with how to
+// lower it ("" below).
+std::string instruments_sentence(const record::InstrumentCalibration& calibration,
+                                 const record::InstrumentShare& share);
+std::string instruments_warning(const record::InstrumentCalibration& calibration,
+                                const record::InstrumentShare& share);
+
 // What the top of a report says of a command that failed (exit status N, or 128 + the signal
 // that killed it): "" for status 0 or none.
 std::string failed_command_sentence(std::optional<int> exit_status);

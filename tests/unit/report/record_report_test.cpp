@@ -203,3 +203,39 @@ TEST(RecordReport, HtmlReportRefusesAnIncompleteRecording) {
 
 }  // namespace
 }  // namespace lockprof::report
+
+namespace lockprof::report {
+namespace {
+
+// The instruments' cost in words: each calibrated cost times its count, the share of the
+// targets' CPU time, and above 5% a warning naming the instrument that costs most.
+TEST(InstrumentsSentence, CostsTimesCountsOverTheTargetsTime) {
+    record::InstrumentCalibration c;
+    c.probe_call = sampling::CostEstimate{2000, 1800, 2500, 7, 10500};
+    c.sample = sampling::CostEstimate{3000, 2900, 3400, 7, 1400};
+    record::InstrumentShare s;
+    s.probe_calls = 1000;
+    s.samples = 100;
+    s.probes_ns = 2e6;
+    s.sampling_ns = 3e5;
+    s.target_cpu_ns = 1e9;
+    s.target_cpu_source = "task_clock";
+    s.share = 2.3e-3;
+    EXPECT_EQ(instruments_sentence(c, s),
+              "spin probes 2.00 us a call (1.80 us-2.50 us, 7 rounds) x 1000 calls = 2.00 ms; "
+              "sampling 3.00 us a sample (2.90 us-3.40 us, 7 rounds) x 100 samples = 300.00 us: "
+              "about 0.2% of the targets' 1.00 s of CPU time (task_clock)");
+    EXPECT_EQ(instruments_warning(c, s), "");
+    s.probes_ns = 1e8;
+    s.share = 0.1003;
+    EXPECT_EQ(instruments_warning(c, s),
+              "the instruments took about 10.0% of the targets' CPU time, so the program ran "
+              "slower than without them: probe fewer functions or calls (--spin FUNC: each "
+              "probed call costs 2.00 us)");
+    s.target_cpu_ns.reset();
+    s.share.reset();
+    EXPECT_NE(instruments_sentence(c, s).find("their share is unknown"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockprof::report
