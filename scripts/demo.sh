@@ -4,7 +4,8 @@
 # PostgreSQL thread's profile has them (profiles/tas-vs-cas.ini) at the thread counts this
 # machine has CPUs for, with --trials auto under a time budget, so that its verdicts settle.
 #   scripts/demo.sh [LOCKPROF OPTIONS...]   extra options go to lockprof and replace the demo's
-#                                           own (--threads, --trials, --max-time, --output)
+#                                           own (--profile, --threads, --duration, --trials,
+#                                           --max-time, --output)
 #   scripts/demo.sh --print-plan [...]      print the lockprof command it would run, and exit
 #   LOCKPROF_DEMO_CPUS=N                    test seam: plan for N CPUs instead of this
 #                                           machine's count (tests/cli/demo_test.sh)
@@ -69,7 +70,8 @@ IFS=, read -r -a locks <<<"$(profile_value lock)"
 cells=$((${#locks[@]} * ${#counts[@]}))
 budget_s=$((cells * budget_per_cell_s < budget_max_s ? cells * budget_per_cell_s : budget_max_s))
 
-plan=(--profile "$profile")
+plan=()
+given --profile -p || plan+=(--profile "$profile")
 given --threads -t || plan+=(--threads "$threads")
 given --duration -d || given --acquires -n || plan+=(--duration "$trial_duration")
 # A --trials of the caller's is theirs to complete (--trials auto needs its --max-time).
@@ -182,6 +184,7 @@ shown=$(words "${plan[@]}")
 say "4/4 run: build/lockprof ${shown//"$root"\//}"
 [[ -z $left_out_line ]] || say "$left_out_line"
 run_start=$SECONDS
+given --output -o || rm -f "$result"   # so that no earlier run's file is summarised
 run_out="$tmp/run.txt"
 run_status=0
 run_progress() {

@@ -76,6 +76,9 @@ check "own options: the caller's --trials, without --trials auto" hasnt "--trial
 check "own options: no --max-time beside a fixed --trials" hasnt "--max-time 60s"
 check "own options: the caller's output, not build/demo.json" hasnt "--output $root/build/demo.json"
 check "own options: no left-out line when the caller chose the threads" test "$(lines own)" -eq 1
+plan profile 2 --profile "$root/profiles/quick.ini"
+check "own --profile: the caller's, not the thread's" hasnt "--profile $root/profiles/tas-vs-cas.ini"
+check "own --profile: given once" has "--profile $root/profiles/quick.ini"
 plan budget 2 --max-time 5s
 check "own --max-time: the demo's --trials auto with it" has "--trials auto"
 check "own --max-time: the caller's budget" has "--max-time 5s"
