@@ -138,12 +138,46 @@ ResolvedEvent resolve_event(std::string_view requested, bool include_kernel) {
 
 int open_event(perf_event_attr& attr, int group_fd, pid_t pid, int cpu) {
     attr.size = sizeof(perf_event_attr);
+    bool lowered = false;
     while (true) {
         const long fd =
             syscall(SYS_perf_event_open, &attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
         if (fd >= 0) return static_cast<int>(fd);
-        if (errno != EINTR) return -errno;
+        const int err = errno;
+        if (err == EINTR) continue;
+        if (err == EINVAL && attr.freq && !lowered) {
+            // The kernel refuses sample_freq above its ceiling, which it may have lowered
+            // since the caller chose the rate.
+            const std::uint64_t allowed =
+                allowed_sample_frequency(attr.sample_freq, max_sample_rate());
+            if (allowed < attr.sample_freq) {
+                attr.sample_freq = allowed;
+                lowered = true;
+                continue;
+            }
+        }
+        return -err;
     }
+}
+
+std::optional<std::uint64_t> max_sample_rate() {
+    std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
+    std::uint64_t rate = 0;
+    if (!(in >> rate)) return std::nullopt;
+    return rate;
+}
+
+std::uint64_t allowed_sample_frequency(std::uint64_t wanted, std::optional<std::uint64_t> ceiling) {
+    return ceiling && *ceiling > 0 && *ceiling < wanted ? *ceiling : wanted;
+}
+
+std::string lowered_frequency_note(std::uint64_t wanted, std::uint64_t granted) {
+    if (granted == wanted) return "";
+    return fmt::format(
+        "sampled at {} Hz, not the {} Hz asked for: the kernel allows at most {} now "
+        "(kernel.perf_event_max_sample_rate, which it lowers by itself when sampling interrupts "
+        "take too long, as on slow or emulated machines)",
+        granted, wanted, granted);
 }
 
 std::string explain_open_error(int error_number, std::string_view event) {

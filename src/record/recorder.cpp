@@ -173,8 +173,10 @@ class Recorder {
         }
         if (sampler_) {
             why.clear();
-            c.sample_frequency = kCalibrationFrequency;
-            c.sample = sampling::sample_cost(sampling_attr_, kCalibrationFrequency, why);
+            // Under the kernel's ceiling, which slow machines lower below 10 kHz.
+            c.sample_frequency =
+                pmu::allowed_sample_frequency(kCalibrationFrequency, pmu::max_sample_rate());
+            c.sample = sampling::sample_cost(sampling_attr_, c.sample_frequency, why);
             if (!c.sample) c.problems.push_back("sampling: " + why);
         }
         result_.calibration = std::move(c);

@@ -55,7 +55,9 @@ perf_event_attr sampling_attr(const SampleEvent& event, const SamplerRequest& re
         attr.sample_period = *request.period;
     } else {
         attr.freq = 1;
-        attr.sample_freq = request.frequency.value_or(kDefaultFrequency);
+        // The kernel refuses a rate above its ceiling (EINVAL); choose_perf_event says so.
+        attr.sample_freq = pmu::allowed_sample_frequency(
+            request.frequency.value_or(kDefaultFrequency), pmu::max_sample_rate());
     }
     return attr;
 }
@@ -261,6 +263,11 @@ PerfChoice choose_perf_event(const SamplerRequest& request) {
                                 arch::cpu_identity().has_spe);
     info.skid = meaning.skid;
     info.precise_note = std::move(meaning.note);
+    if (p.attr.freq && p.attr.sample_freq != info.frequency) {
+        const std::string lowered = pmu::lowered_frequency_note(info.frequency, p.attr.sample_freq);
+        info.event_note = info.event_note.empty() ? lowered : info.event_note + "; " + lowered;
+        info.frequency = p.attr.sample_freq;
+    }
     choice.attr = p.attr;
     return choice;
 }

@@ -238,7 +238,10 @@ TEST(CliRecordSpin, InstrumentsCostIsCalibratedAndReported) {
     EXPECT_EQ(cost["probe_calls"], 1500);
     EXPECT_NEAR(cost["probes_ns"].get<double>(), 1500 * probe["ns"].get<double>(), 1);
     ASSERT_TRUE(cost["calibration"]["sample"].is_object()) << cost.dump(1);
-    EXPECT_EQ(cost["calibration"]["sample_frequency"], 10000);
+    // 10 kHz, or the kernel's ceiling where it lowered that below (the emulated arm64 guest).
+    const auto frequency = cost["calibration"]["sample_frequency"].get<std::uint64_t>();
+    EXPECT_LE(frequency, 10000u) << cost.dump(1);
+    EXPECT_GT(frequency, 0u);
     EXPECT_EQ(cost["target_cpu_source"], "task_clock");
     const double share = cost["share"].get<double>();
     EXPECT_NEAR(share,

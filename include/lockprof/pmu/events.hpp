@@ -9,6 +9,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +29,22 @@ struct ResolvedEvent {
 ResolvedEvent resolve_event(std::string_view requested, bool include_kernel);
 
 // Opens attr for task `pid` (0: the calling thread) on `cpu` (-1: any); returns fd or -errno.
-// EINTR retried.
+// EINTR retried. A sampling frequency above the kernel's ceiling (max_sample_rate) makes the
+// kernel answer EINVAL; open_event then lowers attr.sample_freq to the ceiling and tries once
+// more, so the caller reads the rate it got from attr.
 int open_event(perf_event_attr& attr, int group_fd = -1, pid_t pid = 0, int cpu = -1);
+
+// The kernel's ceiling on sampling frequencies now (kernel.perf_event_max_sample_rate), nullopt
+// where unreadable. The kernel lowers it by itself when sampling interrupts take longer than
+// kernel.perf_cpu_time_max_percent allows, as on slow or emulated machines, so a rate that
+// opened a minute ago may be refused now.
+std::optional<std::uint64_t> max_sample_rate();
+
+// The frequency to ask for: `wanted`, or the ceiling when that is lower (and not 0).
+std::uint64_t allowed_sample_frequency(std::uint64_t wanted, std::optional<std::uint64_t> ceiling);
+
+// Why a frequency was lowered, in one clause; "" when granted == wanted.
+std::string lowered_frequency_note(std::uint64_t wanted, std::uint64_t granted);
 
 // One line explaining an errno from perf_event_open for `event`, with what to do. ENOENT reads
 // differently with and without a core PMU registered (event_sources.hpp); the two-argument form

@@ -75,7 +75,7 @@ struct SamplingInfo {
     std::string sampler_reason;   // why that sampler (the auto choice or the user's)
     std::string requested_event;  // what --sample-event said
     std::string event;            // what was actually sampled ("cpu-clock" after a fallback)
-    std::string event_note;       // why the event differs from the request, "" if it does not
+    std::string event_note;       // why the event or its rate differ from the request, or ""
     std::uint64_t period = 0;     // fixed period in event units (0 when frequency based)
     std::uint64_t frequency = 0;  // samples per second of the event (0 when period based)
     int precise_ip = 0;           // precise_ip the kernel granted (perf_event_attr)

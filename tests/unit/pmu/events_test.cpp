@@ -107,3 +107,39 @@ TEST(PmuEvents, OpenEventCountsASoftwareEventOrExplains) {
     ASSERT_GE(fd, 0) << explain_open_error(-fd, "task_clock");
     ::close(fd);
 }
+
+// The kernel refuses a sampling frequency above kernel.perf_event_max_sample_rate with EINVAL,
+// and lowers that ceiling by itself on slow machines (the emulated arm64 guest fell below
+// 10 kHz, and `record --sample-freq 20000` failed there). open_event asks again at the ceiling
+// and leaves the rate it got in attr.
+TEST(PmuEvents, OpenEventLowersAFrequencyAboveTheKernelsCeiling) {
+    const auto ceiling = max_sample_rate();
+    if (!ceiling) GTEST_SKIP() << "/proc/sys/kernel/perf_event_max_sample_rate is unreadable";
+    perf_event_attr attr{};
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    attr.freq = 1;
+    attr.sample_freq = *ceiling + 1000;
+    const int fd = open_event(attr);
+    if (fd == -ENOSYS || fd == -EACCES || fd == -EPERM)
+        GTEST_SKIP() << explain_open_error(-fd, "cpu-clock");
+    ASSERT_GE(fd, 0) << explain_open_error(-fd, "cpu-clock");
+    ::close(fd);
+    // The ceiling may have fallen further between the read and the open, never risen past it.
+    EXPECT_LE(attr.sample_freq, *ceiling);
+    EXPECT_GT(attr.sample_freq, 0u);
+}
+
+TEST(PmuEvents, AllowedFrequencyIsTheLowerOfWantedAndCeiling) {
+    EXPECT_EQ(allowed_sample_frequency(20000, 6250), 6250u);
+    EXPECT_EQ(allowed_sample_frequency(1000, 6250), 1000u);
+    EXPECT_EQ(allowed_sample_frequency(1000, std::nullopt), 1000u);
+    EXPECT_EQ(allowed_sample_frequency(1000, 0), 1000u);  // a 0 ceiling is no reading
+    EXPECT_EQ(lowered_frequency_note(1000, 1000), "");
+    const std::string note = lowered_frequency_note(20000, 6250);
+    EXPECT_NE(note.find("sampled at 6250 Hz, not the 20000 Hz asked for"), std::string::npos);
+    EXPECT_NE(note.find("kernel.perf_event_max_sample_rate"), std::string::npos);
+}
