@@ -13,6 +13,26 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 jobs="$(nproc)"
 start=$SECONDS
+# Each stage's time, printed at the end of the run (passed or failed): "name seconds" lines.
+stage_times=()
+stage_name=""
+stage_start=$SECONDS
+stage() {
+  if [[ -n $stage_name ]]; then stage_times+=("$stage_name $((SECONDS - stage_start))"); fi
+  stage_name="$1"
+  stage_start=$SECONDS
+}
+print_stage_times() {
+  local rc=$?
+  stage ""
+  echo "== stage times (s) =="
+  local entry
+  for entry in "${stage_times[@]}"; do printf '  %-28s %5s\n' "${entry% *}" "${entry##* }"; done
+  printf '  %-28s %5s\n' "total" "$((SECONDS - start))"
+  return $rc
+}
+trap print_stage_times EXIT
+stage setup
 # chromium (SVG and report rendering), postgresql and clang (the fuzz stage) come with --extras; --cross brings the
 # aarch64 toolchain, qemu-user and the arm64 libraries; --system qemu-system-aarch64.
 "$root/scripts/setup.sh" --extras --cross --system
@@ -26,8 +46,10 @@ export CXXFLAGS="${CXXFLAGS:-} -fno-var-tracking-assignments"
 # (CMakeLists.txt, LOCKPROF_UNITY_BUILD), which saves about 80 s per build.
 export LOCKPROF_UNITY_BUILD=1
 
+stage build
 echo "== build (RelWithDebInfo) =="
 "$root/scripts/build.sh" "$root/build" | { grep -v '^\[' || true; }
+stage tests
 echo "== tests =="
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 
@@ -45,6 +67,7 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
       targets+=(lockprof lockprof_cli_tests lockprof_integration_tests)
       labels="unit|cli|integration"
     fi
+    stage "sanitizer ${sanitizer%%,*}"
     echo "== tests under -fsanitize=$sanitizer (labels $labels) =="
     # -O1 keeps the instrumented build and its tests quick; -g because the symbol tests read
     # source lines and inline chains from DWARF.
@@ -63,12 +86,15 @@ if [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
   # fuzz targets and the libraries they need (build-fuzz/), then each target for
   # LOCKPROF_FUZZ_SECONDS (10) s. Mostly the build: with 15 s per target the stage took 442 s
   # from a clean build-fuzz/ on the 2-core development VM while other builds ran (load 12).
+  stage fuzz
   "$root/scripts/test-fuzz.sh"
 fi
 
 if [[ "${LOCKPROF_SKIP_AARCH64:-0}" != 1 ]]; then
+  stage aarch64
   "$root/scripts/test-aarch64.sh"
   if [[ "${LOCKPROF_SKIP_ARM_SYSTEM:-0}" != 1 ]]; then
+    stage arm-system
     "$root/scripts/test-arm-system.sh"
   fi
 fi
