@@ -55,9 +55,8 @@ perf_event_attr sampling_attr(const SampleEvent& event, const SamplerRequest& re
         attr.sample_period = *request.period;
     } else {
         attr.freq = 1;
-        // The kernel refuses a rate above its ceiling (EINVAL); choose_perf_event says so.
-        attr.sample_freq = pmu::allowed_sample_frequency(
-            request.frequency.value_or(kDefaultFrequency), pmu::max_sample_rate());
+        // Above the kernel's ceiling, open_event lowers it; choose_perf_event says so.
+        attr.sample_freq = request.frequency.value_or(kDefaultFrequency);
     }
     return attr;
 }
