@@ -373,7 +373,8 @@ TEST(CliRecordSpin, MatchedProcessIsProbed) {
                      dir / "out", dir / "err");
     ASSERT_GT(lockprof.pid, 0);
     waitpid(pid, nullptr, 0);
-    ASSERT_TRUE(signal_and_wait_taken(lockprof, SIGINT)) << lockprof.describe();
+    ASSERT_TRUE(signal_and_wait_taken(lockprof, SIGINT))
+        << lockprof.describe() << read_all(dir / "err");
     ASSERT_TRUE(lockprof.wait()) << "hung after SIGINT";
     ASSERT_EQ(lockprof.exit_code(), 130) << lockprof.describe() << read_all(dir / "err");
     const json doc = json::parse(read_all(dir / "r.json"));
