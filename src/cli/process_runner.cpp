@@ -75,6 +75,7 @@ void merge(workload::RunResult& run, workload::RunResult&& part, unsigned proces
             workload::CellResult c = cell;
             c.trials.clear();
             c.overlaps = c.lost_updates = 0;
+            c.verification.reset();
             run.cells.push_back(std::move(c));
         }
     }
@@ -91,6 +92,15 @@ void merge(workload::RunResult& run, workload::RunResult&& part, unsigned proces
         }
         to.overlaps += from.overlaps;
         to.lost_updates += from.lost_updates;
+        if (const auto& v = from.verification) {  // each process verified the cell itself
+            workload::Verification& sum =
+                to.verification ? *to.verification : to.verification.emplace();
+            sum.trials += v->trials;
+            sum.acquires += v->acquires;
+            sum.wall_ns += v->wall_ns;
+            sum.overlaps += v->overlaps;
+            sum.lost_updates += v->lost_updates;
+        }
     }
     for (auto& note : part.notes)
         if (std::find(run.notes.begin(), run.notes.end(), note) == run.notes.end())

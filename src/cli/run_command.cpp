@@ -71,7 +71,8 @@ po::options_description workload_options() {
         ("shared-lines", po::value<std::string>()->default_value("1"),
          "shared cache lines the critical section increments, so the lock's data moves "
          "between cores like a real critical section's. 0: none, as lockhammer's default "
-         "(exclusion is then checked with a word next to the lock, on its own cache line). "
+         "(the verification trial then checks exclusion with a word next to the lock, on its "
+         "own cache line; measured trials touch nothing there). "
          "With the default 1 line every handoff moves the data's line as well as the lock's: "
          "lockhammer's default critical section touches no data, and 2-thread tas ran at "
          "half its rate here until --shared-lines 0 (see README, reading the table)")
@@ -117,7 +118,10 @@ po::options_description workload_options() {
          "with --sched fifo: run more threads than CPUs anyway (a spinning FIFO waiter keeps "
          "the holder off its CPU, so the lock livelocks until real-time throttling intervenes)")
         ("warmup", po::value<std::string>()->default_value("0"),
-         "run each cell this long, unrecorded, before the trials (e.g. 200ms)")
+         "how long each cell's verification trial runs (e.g. 200ms): every cell first runs "
+         "one trial with the exclusion check on every acquire, unrecorded among the measured "
+         "trials, which also warms it up; without --warmup it lasts as long as a trial, at "
+         "most 200 ms. A lock that claims no exclusion (empty) only warms up, with --warmup")
         ("trials", po::value<std::string>()->default_value("3"),
          "repetitions of each cell; figures are medians with the trials' spread, and "
          "comparisons with the first lock get a 95% interval and a verdict (3 or more; "
@@ -189,6 +193,16 @@ std::string usage_text(const po::options_description& visible) {
     options << visible;
     out += options.str();
     out +=
+        "\nWhat a measured trial executes per acquire, and nothing else: the lock's acquire\n"
+        "path; the critical section (an increment of each --shared-lines line, then the busy\n"
+        "work); the release; the busy work outside (--parallel-ns); then counting the acquire\n"
+        "in a register and loading one flag from the thread's own cache line, which the\n"
+        "watcher sets every 5 ms to ask for the count (the watchdog's) and to stop the trial.\n"
+        "The lock's attempt and spin counts (rmw/acq, spins/acq) stay in registers. Exclusion\n"
+        "is proven per cell by a verification trial run first (the same loop with a check\n"
+        "word loaded on entry, loaded again and stored at exit) and, with shared lines, by\n"
+        "comparing line 0's count with the acquires after every trial; either failure prints\n"
+        "MUTUAL EXCLUSION FAILED.\n"
         "\nExit status: 0 success, 1 failure, 2 bad usage or input, 3 a lock stopped making\n"
         "progress (watchdog), 130 interrupted by SIGINT, 143 by SIGTERM (the trials that\n"
         "finished are still printed and written; the one running is dropped; a second signal\n"
@@ -442,7 +456,7 @@ workload::SweepHooks progress_hooks(const workload::Plan& plan, bool show) {
     const std::string steps =
         plan.spec.max_time_ns ? "" : fmt::format("/{}", plan.cells.size() * plan.spec.trials);
     hooks.progress = [steps, step = std::size_t{0}](const std::string& what) mutable {
-        if (what.rfind("warm-up", 0) != 0) ++step;
+        if (what.rfind("warm-up", 0) != 0 && what.rfind(workload::kVerifyingPrefix, 0) != 0) ++step;
         fmt::print(stderr, "\r\033[K[{}{}] {}", step, steps, what);
         std::fflush(stderr);
     };

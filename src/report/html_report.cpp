@@ -133,6 +133,8 @@ std::string provenance_block(const workload::RunResult& run,
         fmt::format("{}; delay {}{}", describe_workload(run, summaries),
                     s.delay ? std::string(arch::delay_name(*s.delay)) : "per-lock default",
                     s.latency ? "; latency recorded" : ""));
+    if (std::string exclusion = exclusion_summary(run); !exclusion.empty())
+        out += provenance_row("exclusion", exclusion, exclusion_failed(run));
     analysis::StealTally steal;
     for (const auto& cell : run.cells) steal.add(cell);
     out += provenance_row("hypervisor steal", analysis::steal_overview(steal), steal.high > 0);

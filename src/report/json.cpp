@@ -269,6 +269,14 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
                                          : c.complete         ? workload::TrialStop::planned
                                                               : workload::TrialStop::interrupted;
         cell["stop"] = {{"reason", workload::trial_stop_name(stop)}, {"trials", c.trials.size()}};
+        // The checked trial(s) before the measured ones (workload/sweep.hpp); null where none
+        // ran (a lock that claims no exclusion, or an interrupt first).
+        cell["verification"] = c.verification ? json{{"trials", c.verification->trials},
+                                                     {"acquires", c.verification->acquires},
+                                                     {"wall_ns", c.verification->wall_ns},
+                                                     {"overlaps", c.verification->overlaps},
+                                                     {"lost_updates", c.verification->lost_updates}}
+                                              : json(nullptr);
         if (i < summaries.size()) cell["summary"] = summary_json(summaries[i]);
         cells.push_back(cell);
     }

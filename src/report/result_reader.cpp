@@ -451,6 +451,25 @@ void check_summary(const Node& summary, const workload::CellResult& cell) {
     }
 }
 
+// A cell's verification trial(s) (workload::Verification): one per process at most.
+workload::Verification verification_from_json(const Node& j, const workload::RunSpec& spec) {
+    workload::Verification v;
+    v.trials = j["trials"].count32();
+    if (v.trials == 0 || v.trials > spec.processes)
+        j["trials"].fail(
+            fmt::format("is {}; a cell has 1 to config.processes ({}) verification "
+                        "trials",
+                        v.trials, spec.processes));
+    v.acquires = j["acquires"].count();
+    v.wall_ns = j["wall_ns"].count();
+    v.overlaps = j["overlaps"].count();
+    v.lost_updates = j["lost_updates"].count();
+    if (v.overlaps > v.acquires)
+        j["overlaps"].fail(
+            fmt::format("{} is more than the {} acquires checked", v.overlaps, v.acquires));
+    return v;
+}
+
 workload::CellResult cell_from_json(const Node& j, const workload::RunSpec& spec,
                                     bool interrupted) {
     workload::CellResult cell;
@@ -527,12 +546,19 @@ workload::CellResult cell_from_json(const Node& j, const workload::RunSpec& spec
         j["stop"]["reason"].fail(
             fmt::format("is '{}' with {} of the {} trials config.trials asks for",
                         workload::trial_stop_name(cell.stop), cell.trials.size(), expected));
-    std::uint64_t overlaps = 0;
+    if (j.has("verification") && !j["verification"].is_null())  // older files lack it
+        cell.verification = verification_from_json(j["verification"], spec);
+    std::uint64_t overlaps = cell.verification ? cell.verification->overlaps : 0;
     for (const auto& t : cell.trials)
         for (const auto& th : t.threads) overlaps += th.overlaps;
     if (j.has("overlaps") && cell.overlaps != overlaps)
         j["overlaps"].fail(
-            fmt::format("{}, but the threads' overlaps add up to {}", cell.overlaps, overlaps));
+            fmt::format("{}, but the verification's and the threads' overlaps add "
+                        "up to {}",
+                        cell.overlaps, overlaps));
+    if (cell.verification && cell.lost_updates < cell.verification->lost_updates)
+        j["lost_updates"].fail(fmt::format("{}, fewer than the verification's {}",
+                                           cell.lost_updates, cell.verification->lost_updates));
     if (j.has("summary")) check_summary(j["summary"], cell);
     return cell;
 }

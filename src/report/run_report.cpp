@@ -4,7 +4,9 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "lockprof/common/number_format.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/report/text_table.hpp"
 #include "lockprof/workload/lock_page.hpp"
@@ -122,6 +124,34 @@ std::string pin_label(const workload::RunSpec& s) {
 
 }  // namespace
 
+bool exclusion_failed(const workload::RunResult& run) {
+    return std::any_of(run.cells.begin(), run.cells.end(),
+                       [](const auto& c) { return c.overlaps > 0 || c.lost_updates > 0; });
+}
+
+std::string exclusion_summary(const workload::RunResult& run) {
+    std::size_t verified = 0;
+    std::uint64_t checked = 0;
+    std::vector<std::string> failed;
+    for (const auto& c : run.cells) {
+        if (c.verification) ++verified, checked += c.verification->acquires;
+        if (c.overlaps > 0 || c.lost_updates > 0)
+            failed.push_back(
+                fmt::format("{} with {} thread{}", c.lock, c.threads, c.threads == 1 ? "" : "s"));
+    }
+    if (verified == 0 && failed.empty()) return "";
+    const std::string cells = verified == run.cells.size()
+                                  ? (verified == 1 ? "before the measured ones"
+                                                   : fmt::format("in each of {} cells", verified))
+                                  : fmt::format("in {} of {} cells", verified, run.cells.size());
+    if (failed.empty())
+        return fmt::format("no second holder in {} checked acquires (a verification trial {})",
+                           format_si(static_cast<double>(checked)), cells);
+    return fmt::format(
+        "FAILED for {} (see the notes); {} acquires checked, a verification trial {}",
+        fmt::join(failed, ", "), format_si(static_cast<double>(checked)), cells);
+}
+
 std::string describe_workload(const workload::RunResult& run,
                               const std::vector<analysis::CellSummary>& summaries) {
     const auto& s = run.spec;
@@ -193,6 +223,8 @@ std::string table_header(const workload::RunResult& run,
         fmt::format("build: {} {}{}; kernel {}\n", p.compiler, p.build_type,
                     p.assertions ? ", ASSERTIONS ON (numbers not representative)" : "", p.kernel);
     out += "workload: " + describe_workload(run, summaries) + "\n";
+    if (std::string exclusion = exclusion_summary(run); !exclusion.empty())
+        out += "exclusion: " + exclusion + "\n";
 
     return out;
 }

@@ -77,6 +77,46 @@ bool run_one_trial(const Plan& plan, std::size_t i, unsigned trial, RunControl& 
     return true;
 }
 
+// Every cell's verification trial, before any measured trial (sweep.hpp). Also the warm-up:
+// --warmup sets its length; without it, the length of a measured trial up to
+// kVerificationCapNs. A lock that claims no exclusion gets a plain warm-up, and only with
+// --warmup.
+void verify_cells(const Plan& plan, RunControl& control, const SweepHooks& hooks, RunResult& run) {
+    for (std::size_t i = 0; i < plan.cells.size(); ++i) {
+        if (control.interrupted && control.interrupted->load()) return;
+        const PlannedCell& cell = plan.cells[i];
+        const bool verify = cell.lock->excludes;
+        if (!verify && plan.spec.warmup_ns == 0) continue;
+        TrialSpec spec = plan.trial_spec(cell, 0);
+        spec.verify = verify;
+        if (plan.spec.warmup_ns > 0) {
+            spec.duration_ns = plan.spec.warmup_ns;
+            spec.acquires_per_thread.reset();
+        } else {
+            spec.duration_ns =
+                std::min(spec.duration_ns.value_or(kVerificationCapNs), kVerificationCapNs);
+        }
+        if (hooks.progress)
+            hooks.progress(fmt::format("{} {} with {} threads",
+                                       verify ? kVerifyingPrefix : "warm-up", cell.lock->name,
+                                       cell.threads));
+        RunControl quiet;  // no instruments: this trial is not measured
+        quiet.interrupted = control.interrupted;
+        const TrialOutcome outcome = run_trial(*cell.lock, spec, quiet);
+        if (outcome.interrupted || !verify) continue;
+        Verification v;
+        v.trials = 1;
+        for (const auto& thread : outcome.result.threads) v.acquires += thread.acquires;
+        v.wall_ns = outcome.result.wall_ns;
+        v.overlaps = outcome.overlaps;
+        v.lost_updates = outcome.lost_updates;
+        CellResult& result = run.cells[i];
+        result.verification = v;
+        result.overlaps += v.overlaps;
+        result.lost_updates += v.lost_updates;
+    }
+}
+
 }  // namespace
 
 RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hooks,
@@ -99,20 +139,7 @@ RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hoo
     const auto started = std::chrono::steady_clock::now();  // --max-time counts from here
     auto interrupted = [&] { return control.interrupted && control.interrupted->load(); };
 
-    if (plan.spec.warmup_ns > 0) {
-        for (const auto& cell : plan.cells) {
-            if (interrupted()) break;
-            if (hooks.progress)
-                hooks.progress(
-                    fmt::format("warm-up {} with {} threads", cell.lock->name, cell.threads));
-            TrialSpec warm = plan.trial_spec(cell, 0);
-            warm.duration_ns = plan.spec.warmup_ns;
-            warm.acquires_per_thread.reset();
-            RunControl quiet;  // no instruments during warm-up
-            quiet.interrupted = control.interrupted;
-            run_trial(*cell.lock, warm, quiet);
-        }
-    }
+    verify_cells(plan, control, hooks, run);
 
     if (plan.spec.max_time_ns) {
         // --trials auto: rounds over all cells until each is settled or the budget is spent.

@@ -49,6 +49,7 @@ struct TrialState {
     void* lock = nullptr;
     SharedLine* lines = nullptr;
 
+    // Whether the workers were told to stop (stop_workers: each sees kStop in its Progress).
     std::atomic<bool> stop{false};
     std::unique_ptr<Progress[]> progress;
     std::vector<ThreadResult> results;
@@ -65,6 +66,22 @@ struct TrialState {
     bool released = false;
     Clock::time_point release_time;
 };
+
+// Tells every worker to stop (kernel.hpp's Progress); request_progress() repeats it at every
+// poll, in case a worker's answer to an earlier request overwrote it.
+void stop_workers(TrialState& s) {
+    s.stop.store(true);
+    for (unsigned i = 0; i < s.spec->threads; ++i)
+        s.progress[i].request.store(Progress::kStop, std::memory_order_relaxed);
+}
+
+// Asks every worker to publish its acquire count, which it does at its next acquire; once the
+// workers were told to stop, tells them again.
+void request_progress(TrialState& s) {
+    const std::uint8_t request = s.stop.load() ? Progress::kStop : Progress::kPublish;
+    for (unsigned i = 0; i < s.spec->threads; ++i)
+        s.progress[i].request.store(request, std::memory_order_relaxed);
+}
 
 struct WorkerArgs {
     TrialState* state;
@@ -113,7 +130,6 @@ WorkCalibration calibrate_worker(TrialState& s, ThreadResult& result) {
 LoopArgs loop_args(TrialState& s, unsigned index, const WorkCalibration& work,
                    ThreadResult& result) {
     LoopArgs loop;
-    loop.stop = &s.stop;
     loop.progress = &s.progress[index];
     loop.lines = s.lines;
     loop.line_count = s.spec->work.shared_lines;
@@ -154,7 +170,7 @@ void* worker_main(void* raw) {
     s.start_ticks[index] = arch::ticks();
     const std::uint64_t cpu_start = thread_cpu_ns();
     LoopArgs loop = loop_args(s, index, work, result);
-    s.kernel->run_loop(s.lock, loop);
+    (s.spec->verify ? s.kernel->verify_loop : s.kernel->run_loop)(s.lock, loop);
     result.cpu_ns = thread_cpu_ns() - cpu_start;
     result.end_ns = since_ns(s.release_time);
     s.end_ticks[index] = arch::ticks();
@@ -169,11 +185,13 @@ void* worker_main(void* raw) {
 
 [[noreturn]] void stalled(TrialState* state, std::vector<pthread_t>& threads,
                           const RunnableLock& lock, const std::string& what) {
-    state->stop.store(true);
+    stop_workers(*state);
     // Give threads that are merely slow a last chance to leave, then abandon them.
     const auto deadline = Clock::now() + std::chrono::seconds(1);
-    while (state->finished.load() < threads.size() && Clock::now() < deadline)
+    while (state->finished.load() < threads.size() && Clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        request_progress(*state);
+    }
     for (auto t : threads) pthread_detach(t);
     throw StallError(fmt::format(
         "lock '{}' with {} threads made no progress: {}; the lock may be broken or a thread "
@@ -204,7 +222,7 @@ std::vector<pthread_t> start_workers(TrialState& state, std::vector<WorkerArgs>&
         const int rc = pthread_create(&thread, &attr, worker_main, &worker_args[i]);
         if (rc != 0) {
             pthread_attr_destroy(&attr);
-            state.stop.store(true);
+            stop_workers(state);
             {
                 std::lock_guard lock_guard(state.gate_mutex);
                 state.released = true;
@@ -323,7 +341,7 @@ bool watch_workers(std::unique_ptr<TrialState>& owner, std::vector<pthread_t>& t
         const auto now = Clock::now();
         if (interrupt && interrupt->load() && !state->stop.load()) {
             interrupted = true;
-            state->stop.store(true);
+            stop_workers(*state);
         }
         if (!started) {
             if (state->calibrated.load(std::memory_order_acquire) < n) continue;
@@ -333,8 +351,9 @@ bool watch_workers(std::unique_ptr<TrialState>& owner, std::vector<pthread_t>& t
         }
         if (spec.duration_ns && !state->stop.load() &&
             now - start_time >= std::chrono::nanoseconds(*spec.duration_ns))
-            state->stop.store(true);
+            stop_workers(*state);
         marks.update(*state, now);
+        request_progress(*state);  // read at the next poll
         if (std::string what = stall_of(*state, marks, now); !what.empty()) {
             owner.release();
             stalled(state, threads, lock, what);
@@ -343,19 +362,39 @@ bool watch_workers(std::unique_ptr<TrialState>& owner, std::vector<pthread_t>& t
     return interrupted;
 }
 
-// The trial's figures from the finished workers: the window from the first thread's start to
-// the last thread's end, in ns and ticks, and for an excluding lock the exclusion check's
-// overlaps and lost updates.
-void collect_outcome(TrialState& state, const RunnableLock& lock, TrialOutcome& outcome) {
+// Increments of the first shared datum that an excluding lock lost: the word ends at one
+// increment per exclusive acquire unless two holders overlapped (loop.hpp). A verification
+// trial's check word is there even without shared lines (the word beside the lock), and its
+// writers of a reader-writer lock add 2 each (checked_write_section). A measured trial
+// increments the word only as the configured work: without shared lines there is nothing to
+// compare, and the verification trial is the check.
+std::uint64_t lost_updates(const TrialState& state, const RunnableLock& lock,
+                           const std::vector<ThreadResult>& threads) {
     const TrialSpec& spec = *state.spec;
+    const unsigned lines = spec.work.shared_lines;
+    if (!spec.verify && lines == 0) return 0;
+    std::uint64_t acquires = 0, writes = 0;
+    for (const auto& thread : threads)
+        acquires += thread.acquires, writes += thread.write_acquires();
+    const bool on_lock = lines == 0 || spec.work.data == DataPlacement::same_line;
+    const std::uint64_t counted = on_lock ? state.kernel->neighbour_words(state.lock)->datum.load()
+                                          : state.lines[0].value.load();
+    const std::uint64_t per_write = spec.verify && lock.shared ? 2 : 1;
+    const std::uint64_t expected = per_write * (lock.shared ? writes : acquires);
+    const std::uint64_t short_by = expected > counted ? expected - counted : 0;
+    return (short_by + per_write - 1) / per_write;
+}
+
+// The trial's figures from the finished workers: the window from the first thread's start to
+// the last thread's end, in ns and ticks, and for an excluding lock what the exclusion check
+// found (exclusion_outcome).
+void collect_outcome(TrialState& state, const RunnableLock& lock, TrialOutcome& outcome) {
     TrialResult& result = outcome.result;
     result.threads = std::move(state.results);
-    std::uint64_t acquires = 0, writes = 0, first_start = UINT64_MAX, last_end = 0;
+    std::uint64_t first_start = UINT64_MAX, last_end = 0;
     for (const auto& thread : result.threads) {
         first_start = std::min(first_start, thread.start_ns);
         last_end = std::max(last_end, thread.end_ns);
-        acquires += thread.acquires;
-        writes += thread.write_acquires();
         outcome.overlaps += thread.overlaps;
     }
     result.wall_ns = last_end > first_start ? last_end - first_start : 0;
@@ -364,20 +403,7 @@ void collect_outcome(TrialState& state, const RunnableLock& lock, TrialOutcome& 
     const std::uint64_t last_tick =
         *std::max_element(state.end_ticks.begin(), state.end_ticks.end());
     result.ticks = last_tick > first_tick ? last_tick - first_tick : 0;
-    if (lock.excludes) {
-        // The exclusion check's word (loop.hpp): one increment per acquire unless two holders
-        // overlapped.
-        const bool on_lock =
-            spec.work.shared_lines == 0 || spec.work.data == DataPlacement::same_line;
-        const std::uint64_t counted = on_lock
-                                          ? state.kernel->neighbour_words(state.lock)->datum.load()
-                                          : state.lines[0].value.load();
-        // A lock with a shared mode: readers leave the word alone and each writer adds 2
-        // (loop.hpp's write_section), so it ends at twice the write acquires.
-        const std::uint64_t expected = lock.shared ? 2 * writes : acquires;
-        const std::uint64_t short_by = expected > counted ? expected - counted : 0;
-        outcome.lost_updates = lock.shared ? (short_by + 1) / 2 : short_by;
-    }
+    if (lock.excludes) outcome.lost_updates = lost_updates(state, lock, result.threads);
 }
 
 }  // namespace

@@ -76,6 +76,12 @@ TEST(CliRun, JsonAndCsvCarryResultsAndProvenance) {
     EXPECT_EQ(cell["lost_updates"], 0);
     EXPECT_EQ(cell["overlaps"], 0);
     EXPECT_EQ(cell["trials"][0]["threads"][0]["overlaps"], 0);
+    // One verification trial per cell, of the measured trials' shape, kept apart from them.
+    ASSERT_TRUE(cell["verification"].is_object()) << cell.dump();
+    EXPECT_EQ(cell["verification"]["trials"], 1);
+    EXPECT_EQ(cell["verification"]["acquires"], 4000);
+    EXPECT_EQ(cell["verification"]["overlaps"], 0);
+    EXPECT_EQ(cell["verification"]["lost_updates"], 0);
     EXPECT_EQ(cell["trials"].size(), 2u);
     EXPECT_EQ(cell["trials"][0]["threads"].size(), 2u);
     EXPECT_EQ(cell["trials"][0]["threads"][0]["acquires"], 2000);
@@ -100,6 +106,11 @@ TEST(CliRun, DataPlacementIsRecordedAndShown) {
     EXPECT_EQ(doc["config"]["data"], "same-line");
     EXPECT_EQ(doc["cells"][0]["lost_updates"], 0);
     EXPECT_EQ(doc["cells"][0]["overlaps"], 0);
+    // The table says what proved exclusion, in one line.
+    EXPECT_NE(r.out.find("exclusion: no second holder in 4000 checked acquires (a verification "
+                         "trial before the measured ones)"),
+              std::string::npos)
+        << r.out;
     r = run_lockprof({"--lock=tas", "--threads=1", "--acquires=100", "--trials=1"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("on 1 shared line apart from the lock"), std::string::npos) << r.out;
@@ -244,13 +255,14 @@ TEST(CliRun, OutputIsADirectoryIsRefused) {
 TEST(CliRun, SigintWritesWhatFinishedAndExits130) {
     TempDir dir;
     const auto json = (dir / "r.json").string();
-    // Many short trials; interrupt after some have finished.
+    // Many short trials (20 s in all); interrupt after some have finished: the four
+    // verification trials take the first 0.4 s, and a loaded machine starts slowly.
     const std::string command =
         lockprof::test::shell_quote(LOCKPROF_BIN) +
         " --lock=tas,cas --threads=1,2 --duration=100ms --trials=50 --quiet --output " +
         lockprof::test::shell_quote(json) + " 2>" +
         lockprof::test::shell_quote((dir / "err").string()) +
-        " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo $? > " +
+        " & pid=$!; sleep 3; kill -INT $pid; wait $pid; echo $? > " +
         lockprof::test::shell_quote((dir / "rc").string());
     ASSERT_EQ(std::system(("bash -c " + lockprof::test::shell_quote(command)).c_str()), 0);
     EXPECT_EQ(std::stoi(lockprof::test::read_all(dir / "rc")), 130);
@@ -337,7 +349,7 @@ TEST(CliRun, SigintDuringTrialsAutoKeepsEachCellsFinishedTrials) {
         "--output " +
         lockprof::test::shell_quote(json) + " 2>" +
         lockprof::test::shell_quote((dir / "err").string()) +
-        " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo $? > " +
+        " & pid=$!; sleep 3; kill -INT $pid; wait $pid; echo $? > " +
         lockprof::test::shell_quote((dir / "rc").string());
     ASSERT_EQ(std::system(("bash -c " + lockprof::test::shell_quote(command)).c_str()), 0);
     const int rc = std::stoi(lockprof::test::read_all(dir / "rc"));

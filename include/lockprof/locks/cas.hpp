@@ -25,18 +25,26 @@ struct alignas(arch::kCacheLine) CasLock {
         AttemptStats stats;
     };
 
+    // lock() counts only its spins: every one is another compare-exchange (lock.hpp).
+    static constexpr RmwCounting kRmwCounting = RmwCounting::one_per_poll;
+
     bool try_lock(Context& c) {
         ++c.stats.rmw_attempts;
-        std::uint32_t expected = 0;
-        return word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
-                                             std::memory_order_relaxed);
+        return compare_exchange();
     }
-    void lock(Context& c) {
-        retry_acquire<D>([&] { return try_lock(c); }, c.stats);
-    }
+    void lock(Context& c) { retry_acquire<D, &CasLock::compare_exchange>(*this, c); }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
   private:
+    bool compare_exchange() {
+        std::uint32_t expected = 0;
+        // Success read from `expected` (still 0 only if the swap happened: a held lock is
+        // never 0) rather than from the flags: GCC 12's sete of the flag result left too few
+        // registers on x86 and spilled the spin count (loop_disasm_test.cpp).
+        word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                      std::memory_order_relaxed);
+        return expected == 0;
+    }
     std::atomic<std::uint32_t> word_{0};
 };
 

@@ -75,26 +75,69 @@ constexpr bool has_shared() {
 }
 
 // The two ways a simple spinlock waits, shared by the algorithms that differ only in the atomic
-// they acquire with (exchange or compare-exchange):
+// they acquire with (exchange or compare-exchange). Always inlined, in every build (the
+// sanitizers' -O1 too), so the acquire loop is the lock's own code in the measured loop, where
+// the annotator looks for it. Both take the lock and its context, never a closure over the
+// context: a lambda holding the context's address made GCC 12 keep the whole
+// context, attempt counts included, in stack memory inside the acquire loop (four loads and
+// stores per spin that the real lock never executes; tests/unit/workload/loop_disasm_test.cpp
+// checks the loops stay in registers).
 //
-// retry_acquire: retry the atomic itself after a delay step (tas, cas). Every retry is another
-// read-modify-write of the lock's cache line.
-template <Delay D, typename Attempt>
-inline void retry_acquire(Attempt attempt, AttemptStats& stats) {
-    while (!attempt()) {
-        ++stats.spin_iterations;
+// retry_acquire: retry the atomic itself (`Attempt`, a member function of the lock that issues
+// one read-modify-write and counts nothing) after a delay step (tas, cas). Every retry is
+// another read-modify-write of the lock's cache line, so only the retries are counted, as spins:
+// such a lock says RmwCounting::one_per_poll and rmw_attempts() adds one per call and per spin.
+template <Delay D, auto Attempt, typename L>
+[[gnu::always_inline]] inline void retry_acquire(L& lock, typename L::Context& context) {
+    while (!(lock.*Attempt)()) {
+        ++context.stats.spin_iterations;
         arch::spin_delay<D>();
     }
 }
 
-// wait_then_acquire: after a failed attempt, poll the word with plain loads until it reads free
-// (ttas, ttas-cas). Waiters share the line while the lock is held; with WFE they sleep on it.
-template <Delay D, typename Attempt>
-inline void wait_then_acquire(const std::atomic<std::uint32_t>& word, Attempt attempt,
-                              AttemptStats& stats) {
-    while (!attempt())
+// wait_then_acquire: after a failed attempt (`Attempt`, a member function of the lock that
+// issues one read-modify-write), poll the word with plain loads until it reads free (ttas,
+// ttas-cas, rw-cas's writers). Waiters share the line while the lock is held; with WFE they
+// sleep on it.
+template <Delay D, auto Attempt, typename L>
+[[gnu::always_inline]] inline void wait_then_acquire(L& lock, typename L::Context& context,
+                                                     const std::atomic<std::uint32_t>& word) {
+    while (!(lock.*Attempt)(context))
         arch::spin_until<D>(
-            word, [](std::uint32_t v) { return v == 0; }, stats.spin_iterations);
+            word, [](std::uint32_t v) { return v == 0; }, context.stats.spin_iterations);
+}
+
+// How a lock's lock() counts its read-modify-writes in AttemptStats::rmw_attempts (try_lock()
+// always counts its own). What lock() leaves out, the measured loop adds once the trial is over
+// (rmw_attempts() below), so that no count the real lock does not keep costs the loop a register
+// or a memory access:
+enum class RmwCounting {
+    counted,          // every one (the default)
+    first_uncounted,  // all but the inlined first try: pg-slock, whose context is in memory
+    one_per_poll,     // none: one per call and one per spin (retry_acquire: tas, cas)
+};
+
+template <typename L>
+constexpr RmwCounting rmw_counting() {
+    if constexpr (requires { L::kRmwCounting; })
+        return L::kRmwCounting;
+    else
+        return RmwCounting::counted;
+}
+
+// The read-modify-writes a context issued in `lock_calls` calls of lock() and any calls of
+// try_lock().
+template <typename L>
+constexpr std::uint64_t rmw_attempts(const AttemptStats& stats, std::uint64_t lock_calls) {
+    switch (rmw_counting<L>()) {
+        case RmwCounting::counted:
+            break;
+        case RmwCounting::first_uncounted:
+            return stats.rmw_attempts + lock_calls;
+        case RmwCounting::one_per_poll:
+            return stats.rmw_attempts + lock_calls + stats.spin_iterations;
+    }
+    return stats.rmw_attempts;
 }
 
 // Asserts the layout rules every lock keeps: the shared state starts a cache line and does not

@@ -112,10 +112,19 @@ struct alignas(arch::kCacheLine) PgSlock {
     PgSlock(const PgSlock&) = delete;
     PgSlock& operator=(const PgSlock&) = delete;
 
-    bool try_lock(Context& c) { return tas(c); }  // one TAS: S_LOCK's fast path, no waiting
+    // lock()'s inlined TAS is not counted where it runs: s_lock() takes the context's address,
+    // so the context lives in memory, and a count there would add a load and a store to every
+    // acquire that the real S_LOCK does not make. The measured loop adds one per acquire
+    // (rmw_attempts() in lock.hpp); s_lock() counts its own.
+    static constexpr RmwCounting kRmwCounting = RmwCounting::first_uncounted;
+
+    bool try_lock(Context& c) {  // one TAS: S_LOCK's fast path, no waiting
+        ++c.stats.rmw_attempts;
+        return tas();
+    }
     // S_LOCK is a macro: its TAS is always inlined where the lock is taken.
     [[gnu::always_inline]] void lock(Context& c) {
-        if (!tas(c)) [[unlikely]]
+        if (!tas()) [[unlikely]]
             s_lock(c);
     }
     void unlock(Context&) { __sync_lock_release(&word_); }
@@ -126,16 +135,15 @@ struct alignas(arch::kCacheLine) PgSlock {
     }
 
   private:
-    [[gnu::always_inline]] bool tas(Context& c) {
-        ++c.stats.rmw_attempts;
-        return __sync_lock_test_and_set(&word_, 1) == 0;
-    }
-    bool tas_spin(Context& c) {
+    [[gnu::always_inline]] bool tas() { return __sync_lock_test_and_set(&word_, 1) == 0; }
+    // TAS_SPIN; counts the TAS it issues in `attempts`.
+    bool tas_spin(std::uint64_t& attempts) {
         if constexpr (kTasSpinTestsFirst) {
             // PostgreSQL's `*(lock) ? 1 : TAS(lock)`: a plain load (ldr / mov), no ordering.
             if (__atomic_load_n(&word_, __ATOMIC_RELAXED) != 0) return false;
         }
-        return tas(c);
+        ++attempts;
+        return tas();
     }
 
     // s_lock(), init_spin_delay(), perform_spin_delay() and finish_spin_delay(), out of line as
@@ -145,12 +153,16 @@ struct alignas(arch::kCacheLine) PgSlock {
             c.lock = this;
             c.spins_per_delay = shared_spins_per_delay_.load(std::memory_order_relaxed);
         }
+        // The counts are locals, added to the context once acquired: the context is the
+        // caller's memory, and PostgreSQL's spin loop keeps its SpinDelayStatus to itself too.
+        const int spins_per_delay = c.spins_per_delay;
         int spins = 0;
         long cur_delay = 0;
-        while (!tas_spin(c)) {
-            ++c.stats.spin_iterations;
+        std::uint64_t polls = 0, attempts = 0;
+        while (!tas_spin(attempts)) {
+            ++polls;
             arch::spin_delay<kSpinDelay>();
-            if (++spins >= c.spins_per_delay) {
+            if (++spins >= spins_per_delay) {
                 if (cur_delay == 0) cur_delay = kMinDelayUsec;
                 pg_usleep(cur_delay);
                 ++c.stats.sleeps;
@@ -160,6 +172,8 @@ struct alignas(arch::kCacheLine) PgSlock {
                 spins = 0;
             }
         }
+        c.stats.spin_iterations += polls;
+        c.stats.rmw_attempts += attempts;
         if (cur_delay == 0) {
             if (c.spins_per_delay < kMaxSpinsPerDelay)
                 c.spins_per_delay = std::min(c.spins_per_delay + 100, kMaxSpinsPerDelay);

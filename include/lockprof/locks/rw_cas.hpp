@@ -42,10 +42,7 @@ struct alignas(arch::kCacheLine) RwCasLock {
     bool try_lock(Context& c) {
         return word_.load(std::memory_order_relaxed) == 0 && cas(0, kWriter, c);
     }
-    void lock(Context& c) {
-        wait_then_acquire<D>(
-            word_, [&] { return cas(0, kWriter, c); }, c.stats);
-    }
+    void lock(Context& c) { wait_then_acquire<D, &RwCasLock::acquire_writer>(*this, c, word_); }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
     bool try_lock_shared(Context& c) {
@@ -66,6 +63,7 @@ struct alignas(arch::kCacheLine) RwCasLock {
     void unlock_shared(Context&) { word_.fetch_sub(1, std::memory_order_release); }
 
   private:
+    bool acquire_writer(Context& c) { return cas(0, kWriter, c); }
     bool cas(std::uint32_t expected, std::uint32_t desired, Context& c) {
         ++c.stats.rmw_attempts;
         return word_.compare_exchange_strong(expected, desired, std::memory_order_acquire,

@@ -26,16 +26,19 @@ struct alignas(arch::kCacheLine) TasLock {
         AttemptStats stats;
     };
 
+    // lock() counts only its spins: every one is another exchange (lock.hpp).
+    static constexpr RmwCounting kRmwCounting = RmwCounting::one_per_poll;
+
     bool try_lock(Context& c) {
         ++c.stats.rmw_attempts;
-        return word_.exchange(1, std::memory_order_acquire) == 0;
+        return exchange();
     }
-    void lock(Context& c) {
-        retry_acquire<D>([&] { return try_lock(c); }, c.stats);
-    }
+    void lock(Context& c) { retry_acquire<D, &TasLock::exchange>(*this, c); }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
   private:
+    bool exchange() { return word_.exchange(1, std::memory_order_acquire) == 0; }
+
     std::atomic<std::uint32_t> word_{0};
 };
 

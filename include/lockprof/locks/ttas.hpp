@@ -23,10 +23,7 @@ struct alignas(arch::kCacheLine) TtasLock {
     };
 
     bool try_lock(Context& c) { return word_.load(std::memory_order_relaxed) == 0 && exchange(c); }
-    void lock(Context& c) {
-        wait_then_acquire<D>(
-            word_, [&] { return exchange(c); }, c.stats);
-    }
+    void lock(Context& c) { wait_then_acquire<D, &TtasLock::exchange>(*this, c, word_); }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
   private:

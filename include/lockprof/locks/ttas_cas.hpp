@@ -22,18 +22,19 @@ struct alignas(arch::kCacheLine) TtasCasLock {
     bool try_lock(Context& c) {
         return word_.load(std::memory_order_relaxed) == 0 && compare_exchange(c);
     }
-    void lock(Context& c) {
-        wait_then_acquire<D>(
-            word_, [&] { return compare_exchange(c); }, c.stats);
-    }
+    void lock(Context& c) { wait_then_acquire<D, &TtasCasLock::compare_exchange>(*this, c, word_); }
     void unlock(Context&) { word_.store(0, std::memory_order_release); }
 
   private:
     bool compare_exchange(Context& c) {
         ++c.stats.rmw_attempts;
         std::uint32_t expected = 0;
-        return word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
-                                             std::memory_order_relaxed);
+        // Success read from `expected` (still 0 only if the swap happened: a held lock is
+        // never 0) rather than from the flags: GCC 12's sete of the flag result left too few
+        // registers on x86 and spilled the spin count (loop_disasm_test.cpp).
+        word_.compare_exchange_strong(expected, 1, std::memory_order_acquire,
+                                      std::memory_order_relaxed);
+        return expected == 0;
     }
 
     std::atomic<std::uint32_t> word_{0};

@@ -13,6 +13,13 @@ namespace lockprof::report {
 // The workload as one line of text ("1.00 s per trial, 5 trials, critical 100 ns (measured
 // 98.7 ns) on 1 shared line apart from the lock, ..."), with the workers' measured work next to
 // what was asked for. The text table and the HTML report both print it.
+// What the exclusion checks found, one line without the "exclusion: " label: the verification
+// trial of each cell (workload/sweep.hpp), and any cell whose measured trials lost an increment
+// of the first shared datum. "" for a run with neither (no excluding lock, or an older file).
+std::string exclusion_summary(const workload::RunResult& run);
+// Whether some cell of the run let a second holder in.
+bool exclusion_failed(const workload::RunResult& run);
+
 std::string describe_workload(const workload::RunResult& run,
                               const std::vector<analysis::CellSummary>& summaries);
 

@@ -28,15 +28,24 @@ struct NeighbourWords {
     std::atomic<std::uint64_t> datum{0};
 };
 
-// A thread's published acquire count, read by the watchdog.
+// What a worker and the trial's watcher (trial.cpp) tell each other, on a line of the worker's
+// own. The loop publishes its acquire count only when asked: a store every acquire cost 4% of
+// an uncontended tas on the 2-core VM (bench/run-benchmarks.sh), against one load of `request`.
+// At every poll (every 5 ms) the watcher reads `acquires` for the watchdog and writes `request`:
+// kPublish, or kStop once the trial is over. The worker answers kPublish by storing its count
+// and clearing `request`, and kStop by leaving. A kStop that the worker's clearing overwrites
+// is written again at the watcher's next poll, so nothing here needs ordering stronger than
+// relaxed, and no atomic read-modify-write sits in the loop.
 struct alignas(arch::kFalseSharingRange) Progress {
+    static constexpr std::uint8_t kPublish = 1;
+    static constexpr std::uint8_t kStop = 2;
     std::atomic<std::uint64_t> acquires{0};
+    std::atomic<std::uint8_t> request{0};
 };
 
 // What one worker's loop needs; the loop writes its counts into `result`.
 struct LoopArgs {
-    const std::atomic<bool>* stop = nullptr;
-    Progress* progress = nullptr;
+    Progress* progress = nullptr;  // the loop also ends when progress->request says kStop
     SharedLine* lines = nullptr;
     unsigned line_count = 0;
     bool first_line_on_lock = false;  // --data same-line: line 0 is NeighbourWords::datum
@@ -60,6 +69,8 @@ struct LoopKernel {
     void* (*create_lock)(void* storage) = nullptr;
     void (*destroy_lock)(void*) = nullptr;
     void (*run_loop)(void* lock, const LoopArgs& args) = nullptr;
+    // The same loop with the exclusion check on every acquire (a verification trial; loop.hpp).
+    void (*verify_loop)(void* lock, const LoopArgs& args) = nullptr;
     NeighbourWords* (*neighbour_words)(void* lock) = nullptr;  // in the lock's LockSlot
     // The code of acquire_probe<Lock> (loop.hpp): the lock's acquire path out of line, compiled
     // in the same flavour unit, never called. `list-locks --disasm` resolves and shows it.

@@ -25,70 +25,85 @@ struct LockSlot : LockT {
     NeighbourWords words;
 };
 
-// The critical section, between the lock's acquire and its release: increments of the shared
-// lines and the busy work, with the exclusion check around them (kCheck; see measured_loop).
-// Counts an overlap when another holder was seen inside. A function of its own, always
-// inlined, so that DWARF names the phase of every instruction (sampling/phases.hpp: the
-// flamegraph's "critical section"); the code is what it would be written inline.
-template <bool kCheck>
-[[gnu::always_inline]] inline void critical_section(std::atomic<std::uint64_t>& check,
-                                                    SharedLine* lines, unsigned line_count,
-                                                    std::uint64_t critical_iterations,
-                                                    std::uint64_t& overlaps) {
-    std::uint64_t entry = 0;
-    if constexpr (kCheck) entry = check.load(std::memory_order_relaxed);
-
-    // Relaxed load + store rather than fetch_add: inside a working lock this is exactly a
-    // plain increment (and moves the line like one). Line 0 is the check word.
-    if constexpr (!kCheck)
-        if (line_count > 0)
-            check.store(check.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    for (unsigned i = 1; i < line_count; ++i) {
-        auto& v = lines[i].value;
-        v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    }
-    arch::burn(critical_iterations);
-    if constexpr (kCheck) {
-        overlaps += check.load(std::memory_order_relaxed) != entry;
-        check.store(entry + 1, std::memory_order_relaxed);
-    }
+// One access to a shared datum inside the critical section: a writer's increment, a relaxed
+// load + store rather than fetch_add (inside a working lock this is exactly a plain increment,
+// and moves the line like one), or a reader's load.
+template <bool kWrite>
+[[gnu::always_inline]] inline void touch(std::atomic<std::uint64_t>& datum) {
+    if constexpr (kWrite)
+        datum.store(datum.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    else
+        static_cast<void>(datum.load(std::memory_order_relaxed));
 }
 
-// The exclusion check of a lock with a shared mode (locks::SharedLock), where readers must not
-// write the check word. A writer marks the word odd for the whole of its critical section: it
-// loads the word on entry (odd: another writer is inside), stores it with the low bit set, does
-// the critical work, loads it again (changed: another holder stored meanwhile) and stores the
-// next even value, entry + 2, before the release. So the word ends at twice the write acquires
-// unless writers overlapped (the trial counts the shortfall as lost updates).
-[[gnu::always_inline]] inline void write_section(std::atomic<std::uint64_t>& check,
-                                                 SharedLine* lines, unsigned line_count,
-                                                 std::uint64_t critical_iterations,
-                                                 std::uint64_t& overlaps) {
+// Shared lines 1 to line_count - 1; line 0 is each section's own business.
+template <bool kWrite>
+[[gnu::always_inline]] inline void touch_lines_after_the_first(SharedLine* lines,
+                                                               unsigned line_count) {
+    for (unsigned i = 1; i < line_count; ++i) touch<kWrite>(lines[i].value);
+}
+
+// The critical section of a measured trial, between the lock's acquire and its release: an
+// increment of each shared line (`first` is line 0: NeighbourWords::datum with --data
+// same-line), then the busy work; a reader (kWrite false, a shared acquire of a reader-writer
+// lock) loads the lines instead. Nothing else: the trial compares line 0 with the acquires
+// afterwards (trial.cpp), which costs the loop nothing. A function of its own, always inlined,
+// so that DWARF names the phase of every instruction (sampling/phases.hpp: the flamegraph's
+// "critical section"); the code is what it would be written inline.
+template <bool kWrite>
+[[gnu::always_inline]] inline void critical_section(std::atomic<std::uint64_t>& first,
+                                                    SharedLine* lines, unsigned line_count,
+                                                    std::uint64_t critical_iterations) {
+    if (line_count > 0) touch<kWrite>(first);
+    touch_lines_after_the_first<kWrite>(lines, line_count);
+    arch::burn(critical_iterations);
+}
+
+// The critical section of a verification trial: the same work, with the exclusion check around
+// it (see verification_loop). `check` is line 0, or NeighbourWords::datum when there are no
+// shared lines. Counts an overlap when another holder was seen inside.
+[[gnu::always_inline]] inline void checked_section(std::atomic<std::uint64_t>& check,
+                                                   SharedLine* lines, unsigned line_count,
+                                                   std::uint64_t critical_iterations,
+                                                   std::uint64_t& overlaps) {
+    const std::uint64_t entry = check.load(std::memory_order_relaxed);
+    touch_lines_after_the_first<true>(lines, line_count);
+    arch::burn(critical_iterations);
+    overlaps += check.load(std::memory_order_relaxed) != entry;
+    check.store(entry + 1, std::memory_order_relaxed);
+}
+
+// The verification check of a lock with a shared mode (locks::SharedLock), where readers must
+// not write the check word. A writer marks the word odd for the whole of its critical section:
+// it loads the word on entry (odd: another writer is inside), stores it with the low bit set,
+// does the critical work, loads it again (changed: another holder stored meanwhile) and stores
+// the next even value, entry + 2, before the release. So the word ends at twice the write
+// acquires unless writers overlapped (the trial counts the shortfall as lost updates).
+[[gnu::always_inline]] inline void checked_write_section(std::atomic<std::uint64_t>& check,
+                                                         SharedLine* lines, unsigned line_count,
+                                                         std::uint64_t critical_iterations,
+                                                         std::uint64_t& overlaps) {
     const std::uint64_t entry = check.load(std::memory_order_relaxed);
     overlaps += entry & 1;
     const std::uint64_t marked = entry | 1;
     check.store(marked, std::memory_order_relaxed);
-    for (unsigned i = 1; i < line_count; ++i) {
-        auto& v = lines[i].value;
-        v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    }
+    touch_lines_after_the_first<true>(lines, line_count);
     arch::burn(critical_iterations);
     overlaps += check.load(std::memory_order_relaxed) != marked;
     check.store(marked + 1, std::memory_order_relaxed);
 }
 
-// A reader's critical section: loads of the shared lines (no stores: readers share them) and
-// the busy work. Its check only reads the word: odd on entry means a writer is inside, a
-// different value at exit means a writer entered (or left) while the reader was inside; either
+// A reader's verified critical section: loads of the shared lines (no stores: readers share
+// them) and the busy work. Its check only reads the word: odd on entry means a writer is inside,
+// a different value at exit means a writer entered (or left) while the reader was inside; either
 // is an overlap. A writer inside for the reader's whole stay is seen by its odd mark.
-[[gnu::always_inline]] inline void read_section(const std::atomic<std::uint64_t>& check,
-                                                SharedLine* lines, unsigned line_count,
-                                                std::uint64_t critical_iterations,
-                                                std::uint64_t& overlaps) {
+[[gnu::always_inline]] inline void checked_read_section(const std::atomic<std::uint64_t>& check,
+                                                        SharedLine* lines, unsigned line_count,
+                                                        std::uint64_t critical_iterations,
+                                                        std::uint64_t& overlaps) {
     const std::uint64_t entry = check.load(std::memory_order_relaxed);
     overlaps += entry & 1;
-    for (unsigned i = 1; i < line_count; ++i)
-        static_cast<void>(lines[i].value.load(std::memory_order_relaxed));
+    touch_lines_after_the_first<false>(lines, line_count);
     arch::burn(critical_iterations);
     overlaps += check.load(std::memory_order_relaxed) != entry;
 }
@@ -108,19 +123,30 @@ template <bool kCheck>
 }
 
 // lockhammer's loop: acquire, critical work on shared lines, release, parallel work. The lock
-// calls are direct (LockT is a concrete type), so nothing indirect runs per iteration.
+// calls are direct (LockT is a concrete type), so nothing indirect runs per iteration. The body
+// of both measured_loop (kVerify false) and verification_loop (kVerify true), below.
 //
-// Exclusion is checked on every acquire of a lock that claims to exclude, with the check word:
-// shared line 0 (with --data same-line, or no shared lines, a word next to the lock on the
-// lock's own cache line: NeighbourWords). The holder
-// loads it on entry, does the critical work, loads it again and stores the entry value + 1
-// just before the release. A second holder that entered in between either stored first (the
-// exit load differs: an overlap, counted per thread) or read the same entry value (one of the
-// two increments is lost: the harness compares the word with the acquire count). The window is
-// the whole critical section, so a long one is caught nearly always; relaxed loads and a store
-// to a line the holder moves anyway, no atomic read-modify-write.
-template <typename LockT, bool kLatency>
-void measured_loop(void* lock_storage, const LoopArgs& args) {
+// Measured trials (kVerify false) run exactly that and nothing else the lock or its line can
+// feel: per acquire, the lock's acquire path, the increments of the shared lines and the busy
+// work, the release, the busy work outside, then the harness's own steps: count the acquire
+// and compare it with the limit (registers), and load a byte on the thread's own line, set
+// every few milliseconds by the watcher, which asks for the count or tells it to stop. The lock's
+// attempt counts are plain integers in its context, which the compiler keeps in registers
+// (tests/unit/workload/loop_disasm_test.cpp checks the acquire loops touch no stack memory).
+//
+// Verification trials (kVerify true; one per cell, before its measured trials: sweep.cpp) check
+// exclusion on every acquire of a lock that claims to exclude, with the check word: shared
+// line 0 (with --data same-line, or no shared lines, a word next to the lock on the lock's own
+// cache line: NeighbourWords). The holder loads it on entry, does the critical work, loads it
+// again and stores the entry value + 1 just before the release. A second holder that entered in
+// between either stored first (the exit load differs: an overlap, counted per thread) or read
+// the same entry value (one of the two increments is lost: the harness compares the word with
+// the acquire count). The window is the whole critical section, so a long one is caught nearly
+// always. The check's extra load and its store, on the lock's own line when there are no shared
+// lines, are why it has a trial of its own: with waiters spinning on that line by
+// read-modify-write, the store costs the holder one more transfer per handoff.
+template <typename LockT, bool kLatency, bool kVerify>
+[[gnu::always_inline]] inline void acquire_release_loop(void* lock_storage, const LoopArgs& args) {
     auto& slot = *static_cast<LockSlot<LockT>*>(lock_storage);
     LockT& lock = slot;
     typename LockT::Context context;
@@ -128,25 +154,27 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
     ThreadResult& result = *args.result;
     // Copies of what the loop reads: it stores through pointers the compiler cannot tell apart
     // from `args`, which would otherwise be reloaded every trip.
-    const std::atomic<bool>& stop = *args.stop;
-    std::atomic<std::uint64_t>& progress = args.progress->acquires;
+    Progress& progress = *args.progress;
     SharedLine* const lines = args.lines;
     const unsigned line_count = args.line_count;
     const std::uint64_t acquire_limit = args.acquire_limit;
     const std::uint64_t critical_iterations = args.critical_iterations;
     const std::uint64_t parallel_iterations = args.parallel_iterations;
-    constexpr bool kCheck = locks::excludes<LockT>();
-    std::atomic<std::uint64_t>& check =
+    constexpr bool kCheck = kVerify && locks::excludes<LockT>();
+    // Line 0, or the word beside the lock: with --data same-line the first shared datum, and
+    // the verification's check word when there are no shared lines.
+    std::atomic<std::uint64_t>& first =
         line_count > 0 && !args.first_line_on_lock ? lines[0].value : slot.words.datum;
     std::uint64_t acquires = 0, overlaps = 0;
     // Locks with a shared mode take --read-fraction of their acquires shared (draw_shared);
     // every other lock takes all of them exclusive and draws nothing.
     constexpr bool kShared = locks::has_shared<LockT>();
-    static_assert(!kShared || kCheck, "a reader-writer lock excludes its writers");
+    static_assert(!kShared || locks::excludes<LockT>(),
+                  "a reader-writer lock excludes its writers");
     const std::uint64_t read_threshold = args.read_threshold;
     std::uint64_t mix = args.mix_seed, reads = 0;
 
-    while (acquires < acquire_limit && !stop.load(std::memory_order_relaxed)) {
+    while (acquires < acquire_limit) {
         // With --latency, the acquire's latency in ticks is taken as soon as the lock is held:
         // one register live through the critical section rather than two timestamps, so the
         // latency loop holds the lock with the same registers, and no more spills, than the
@@ -159,19 +187,28 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
             if (shared) {
                 lock.lock_shared(context);
                 if constexpr (kLatency) latency = arch::ticks() - before;
-                read_section(check, lines, line_count, critical_iterations, overlaps);
+                if constexpr (kCheck)
+                    checked_read_section(first, lines, line_count, critical_iterations, overlaps);
+                else
+                    critical_section<false>(first, lines, line_count, critical_iterations);
                 lock.unlock_shared(context);
                 ++reads;
             } else {
                 lock.lock(context);
                 if constexpr (kLatency) latency = arch::ticks() - before;
-                write_section(check, lines, line_count, critical_iterations, overlaps);
+                if constexpr (kCheck)
+                    checked_write_section(first, lines, line_count, critical_iterations, overlaps);
+                else
+                    critical_section<true>(first, lines, line_count, critical_iterations);
                 lock.unlock(context);
             }
         } else {
             lock.lock(context);
             if constexpr (kLatency) latency = arch::ticks() - before;
-            critical_section<kCheck>(check, lines, line_count, critical_iterations, overlaps);
+            if constexpr (kCheck)
+                checked_section(first, lines, line_count, critical_iterations, overlaps);
+            else
+                critical_section<true>(first, lines, line_count, critical_iterations);
             lock.unlock(context);
         }
         // Recorded after the release: the histogram update (bucket, count, total, max) would
@@ -184,15 +221,33 @@ void measured_loop(void* lock_storage, const LoopArgs& args) {
         }
 
         ++acquires;
-        progress.store(acquires, std::memory_order_relaxed);
         parallel_work(parallel_iterations);
+        // The watcher asks every few milliseconds (kernel.hpp's Progress): publish the count
+        // for the watchdog, then see whether the trial is over.
+        if (const auto asked = progress.request.load(std::memory_order_relaxed)) [[unlikely]] {
+            progress.acquires.store(acquires, std::memory_order_relaxed);
+            if (asked == Progress::kStop) break;
+            progress.request.store(0, std::memory_order_relaxed);
+        }
     }
     result.acquires = acquires;
     result.overlaps = overlaps;
     result.read_acquires = reads;
-    result.rmw_attempts = context.stats.rmw_attempts;
+    result.rmw_attempts = locks::rmw_attempts<LockT>(context.stats, acquires - reads);
     result.spin_iterations = context.stats.spin_iterations;
     result.sleeps = context.stats.sleeps;
+}
+
+// A measured trial's loop (see acquire_release_loop): what the lock's users run, no check.
+template <typename LockT, bool kLatency>
+void measured_loop(void* lock_storage, const LoopArgs& args) {
+    acquire_release_loop<LockT, kLatency, false>(lock_storage, args);
+}
+
+// A verification trial's loop: the same, with the exclusion check on every acquire.
+template <typename LockT>
+void verification_loop(void* lock_storage, const LoopArgs& args) {
+    acquire_release_loop<LockT, false, true>(lock_storage, args);
 }
 
 // The lock's acquire path out of line, for `lockprof list-locks --disasm`. In measured_loop the
@@ -225,6 +280,7 @@ LoopKernel make_kernel() {
     return LoopKernel{&create_lock<LockT>,
                       &destroy_lock<LockT>,
                       &measured_loop<LockT, kLatency>,
+                      &verification_loop<LockT>,
                       &neighbour_words<LockT>,
                       reinterpret_cast<const void*>(&acquire_probe<LockT>),
                       sizeof(LockSlot<LockT>),

@@ -141,6 +141,17 @@ constexpr const char* trial_stop_name(TrialStop stop) {
     return "?";
 }
 
+// The verification trial(s) a cell ran before its measured ones (workload/sweep.hpp): the loop
+// with the exclusion check on every acquire and no instruments, which also warms the cell up.
+// Their figures prove exclusion; they are never among the measured trials' figures.
+struct Verification {
+    unsigned trials = 0;  // 1, or one per process with --processes
+    std::uint64_t acquires = 0;
+    std::uint64_t wall_ns = 0;  // summed over the trials
+    std::uint64_t overlaps = 0;
+    std::uint64_t lost_updates = 0;
+};
+
 // One lock at one thread count: all its trials.
 struct CellResult {
     std::string lock;       // registered name, e.g. "tas" or "tas@llsc"
@@ -151,11 +162,15 @@ struct CellResult {
     std::vector<TrialResult> trials;
     bool complete = true;  // false when interrupted before all trials ran
     TrialStop stop = TrialStop::planned;
-    // Over all trials, non-zero means the lock did not exclude: acquires at which the exclusion
-    // check found another holder inside (the threads' overlaps), and increments of shared line 0
-    // lost to overlapping holders.
+    // Over the verification and every measured trial, non-zero means the lock did not exclude:
+    // acquires at which the exclusion check found another holder inside (the threads' overlaps;
+    // only the verification checks every acquire), and increments of the first shared datum
+    // lost to overlapping holders (measured trials compare it too, when there are shared lines).
     std::uint64_t overlaps = 0;
     std::uint64_t lost_updates = 0;
+    // nullopt: the lock claims no exclusion (`empty`), the sweep was interrupted before it, or a
+    // file written before lockprof had verification trials.
+    std::optional<Verification> verification;
 };
 
 struct RunResult {

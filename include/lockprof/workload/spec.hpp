@@ -130,6 +130,9 @@ struct TrialSpec {
     bool latency = false;
     std::uint64_t seed = 1;
     std::uint64_t watchdog_ns = 10'000'000'000;
+    // A verification trial (LoopKernel::verify_loop): the exclusion check on every acquire, no
+    // instruments. Its figures prove exclusion and are never among the measured trials.
+    bool verify = false;
 };
 
 }  // namespace lockprof::workload

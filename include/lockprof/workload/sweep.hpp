@@ -1,5 +1,10 @@
-// Runs a plan: warm-up, then every trial of every cell, interleaving locks within a thread count
-// so slow drift of the machine affects all locks alike.
+// Runs a plan: a verification trial of every cell, then every measured trial of every cell,
+// interleaving locks within a thread count so slow drift of the machine affects all locks alike.
+//
+// The verification trial runs the loop with the exclusion check on every acquire
+// (LoopKernel::verify_loop) and no instruments; it finds a lock that lets two holders in, fills
+// CellResult::verification, and warms the cell up. The measured trials then run the loop
+// without the check, as the lock's users would (workload/loop.hpp).
 #pragma once
 
 #include <cstdint>
@@ -13,8 +18,15 @@
 
 namespace lockprof::workload {
 
+// A verification trial lasts as long as a measured one, or --warmup, but at most this long
+// without --warmup.
+inline constexpr std::uint64_t kVerificationCapNs = 200'000'000;
+// How SweepHooks::progress names a verification trial: "checking exclusion: tas with 2 threads".
+inline constexpr const char* kVerifyingPrefix = "checking exclusion:";
+
 struct SweepHooks {
-    // Called before each trial with a one-line description ("tas 4 threads, trial 2/3").
+    // Called before each trial with a one-line description ("tas with 4 threads, trial 2/3";
+    // a verification or warm-up trial starts with kVerifyingPrefix or "warm-up").
     std::function<void(const std::string&)> progress;
     // `--trials auto` (RunSpec::max_time_ns): whether a cell's trials so far are enough. The
     // caller judges (cli passes analysis::throughput_precision); the sweep knows no statistics.

@@ -46,6 +46,8 @@ AttemptStats wait_behind_holder(LockT& lock, std::chrono::milliseconds hold) {
         lock.lock(context);
         lock.unlock(context);
         waited = context.stats;
+        // lock()'s inlined TAS is the caller's to count (kFirstTryUncounted).
+        waited.rmw_attempts = rmw_attempts<LockT>(context.stats, 1);
     });
     while (!started.load()) std::this_thread::yield();
     std::this_thread::sleep_for(hold);

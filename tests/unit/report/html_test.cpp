@@ -1,6 +1,8 @@
 #include "lockprof/report/html_report.hpp"
 
 #include <gtest/gtest.h>
+
+#include "lockprof/common/number_format.hpp"
 #include <libxml/HTMLparser.h>
 
 #include <regex>
@@ -226,6 +228,28 @@ TEST(HtmlReport, ProvenanceShowsTheHypervisorsSteal) {
                         "in 6 of 18 trials"),
               std::string::npos)
         << html.substr(html.find("<h3>Notes"), 600);
+}
+
+// The provenance says how exclusion was proven, and alerts when a cell failed it; a file from
+// before verification trials has no such row.
+TEST(HtmlReport, ProvenanceShowsTheExclusionVerification) {
+    auto run = synthetic_run(false);
+    EXPECT_EQ(
+        render_html_report(run, analysis::summarize(run), ReportExtras{}).find("<dt>exclusion"),
+        std::string::npos);
+    for (auto& c : run.cells)
+        c.verification = workload::Verification{1, 2'000'000, 200'000'000, 0, 0};
+    auto html = render_html_report(run, analysis::summarize(run), ReportExtras{});
+    EXPECT_NE(html.find("<dt>exclusion</dt><dd>no second holder in " +
+                        format_si(2e6 * static_cast<double>(run.cells.size())) +
+                        " checked acquires (a verification trial in each of"),
+              std::string::npos)
+        << html.substr(html.find("<dt>exclusion"), 300);
+    run.cells[0].verification->overlaps = run.cells[0].overlaps = 3;
+    html = render_html_report(run, analysis::summarize(run), ReportExtras{});
+    EXPECT_NE(html.find("<dt>exclusion</dt><dd class=\"alert\">FAILED for " + run.cells[0].lock),
+              std::string::npos)
+        << html.substr(html.find("<dt>exclusion"), 300);
 }
 
 TEST(HtmlReport, Base64MatchesRfc4648) {

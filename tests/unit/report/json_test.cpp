@@ -262,8 +262,9 @@ workload::RunResult every_field_set() {
     cell.delay = arch::Delay::isb;
     cell.threads = 2;
     cell.complete = false;
-    cell.overlaps = 6;
+    cell.overlaps = 6 + 5;  // the threads' and the verification's
     cell.lost_updates = 7;
+    cell.verification = workload::Verification{1, 40'000, 200'000'000, 5, 2};
     workload::TrialResult trial;
     trial.trial = 3;
     trial.wall_ns = 1'000'000;
@@ -329,6 +330,14 @@ TEST(ResultJson, EveryFieldSurvivesARoundTrip) {
     EXPECT_EQ(doc["cells"][0]["summary"]["read_acquires"]["median"], 501.0);
     EXPECT_TRUE(doc["cells"][0]["summary"].contains("write_latency_ns"));
     EXPECT_EQ(doc["cells"][0]["summary"]["write_latency_ns"]["samples"], 2u);
+    ASSERT_TRUE(back.cells[0].verification);
+    EXPECT_EQ(back.cells[0].verification->acquires, 40'000u);
+    EXPECT_EQ(back.cells[0].verification->lost_updates, 2u);
+    // Files written before verification trials: none, and the threads' overlaps alone.
+    auto before = doc;
+    before["cells"][0].erase("verification");
+    before["cells"][0]["overlaps"] = 6;
+    EXPECT_FALSE(report::result_from_json(before).cells[0].verification);
     EXPECT_EQ(back.provenance.cpufreq_governor, "performance");
     EXPECT_EQ(back.provenance.cpu_boost, "off");
     // Files written before the frequency fields existed read as "unknown".

@@ -163,7 +163,24 @@ const std::vector<Damage> kDamages = {
     {"zero budget", [](json& d) { d["config"]["trials_auto"] = {{"max_time_ns", 0}}; },
      "config.trials_auto.max_time_ns: is 0"},
     {"cell overlaps not the threads'", [](json& d) { d["cells"][0]["overlaps"] = 3; },
-     "cells[0].overlaps: 3, but the threads' overlaps add up to 0"},
+     "cells[0].overlaps: 3, but the verification's and the threads' overlaps add up to 0"},
+    {"cell overlaps not the verification's", [](json& d) {
+         d["cells"][0]["verification"] = {{"trials", 1}, {"acquires", 900}, {"wall_ns", 1000},
+                                          {"overlaps", 2}, {"lost_updates", 0}}; },
+     "cells[0].overlaps: 0, but the verification's and the threads' overlaps add up to 2"},
+    {"verification of no trial", [](json& d) {
+         d["cells"][0]["verification"] = {{"trials", 0}, {"acquires", 900}, {"wall_ns", 1000},
+                                          {"overlaps", 0}, {"lost_updates", 0}}; },
+     "cells[0].verification.trials: is 0; a cell has 1 to config.processes (1) verification"},
+    {"verification overlaps beyond its acquires", [](json& d) {
+         d["cells"][0]["overlaps"] = 901;
+         d["cells"][0]["verification"] = {{"trials", 1}, {"acquires", 900}, {"wall_ns", 1000},
+                                          {"overlaps", 901}, {"lost_updates", 0}}; },
+     "cells[0].verification.overlaps: 901 is more than the 900 acquires checked"},
+    {"cell lost updates below the verification's", [](json& d) {
+         d["cells"][0]["verification"] = {{"trials", 1}, {"acquires", 900}, {"wall_ns", 1000},
+                                          {"overlaps", 0}, {"lost_updates", 4}}; },
+     "cells[0].lost_updates: 0, fewer than the verification's 4"},
     {"summary acquires not the threads' sum", [](json& d) {
          d["cells"][0]["summary"]["acquires"]["trials"][1] = 7.0; },
      "cells[0].summary.acquires.trials[1]: 7 acquires, but the trial's threads add up to 2001"},

@@ -190,9 +190,9 @@ TEST(SymbolResolver, InlineChainReachesTheLockInsideTheMeasuredLoop) {
     GTEST_SKIP() << "TSan turns atomics into calls into its runtime: there is no xchg/cmpxchg "
                     "instruction to find. Runs in the other builds";
 #endif
-    // The tas kernel linked into this binary: its exchange is TasLock::try_lock inlined into
-    // TasLock::lock inlined into measured_loop. The annotation's acquire-loop marking relies
-    // on seeing that whole chain.
+    // The tas kernel linked into this binary: its exchange is TasLock::exchange inlined into
+    // retry_acquire, TasLock::lock and the loop of measured_loop. The annotation's acquire-loop
+    // marking relies on seeing lock() in that chain.
     const auto resolver = SymbolResolver::for_process();
     const std::uint64_t bias = resolver.resolve(probe_address()).bias;
     const Disassembler disassembler;
@@ -213,7 +213,7 @@ TEST(SymbolResolver, InlineChainReachesTheLockInsideTheMeasuredLoop) {
         std::string all;
         for (const auto& name : chain) all += name + "\n";
         EXPECT_NE(all.find("TasLock<(lockprof::arch::Delay)0>::lock("), std::string::npos) << all;
-        EXPECT_NE(all.find("TasLock<(lockprof::arch::Delay)0>::try_lock("), std::string::npos)
+        EXPECT_NE(all.find("TasLock<(lockprof::arch::Delay)0>::exchange("), std::string::npos)
             << all;
         found = true;
     }

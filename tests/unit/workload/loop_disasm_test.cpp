@@ -1,7 +1,12 @@
-// The measured loop's critical section, read from this binary's own code with GNU objdump:
-// with --latency the loop must hold the lock exactly as long as without it. The histogram is
+// The measured loop, read from this binary's own code with GNU objdump.
+//
+// With --latency the loop must hold the lock exactly as long as without it. The histogram is
 // recorded after the release, so between the lock's atomic and the release store there is no
 // call and no store that the throughput loop does not also have.
+//
+// The acquire loops of tas, ttas, cas, ttas-cas, ticket and pg-slock keep their attempt counts
+// in registers: no stack memory and no store but the lock's own atomic while a waiter spins
+// (issue 29: a closure over the context put four loads and stores into every spin).
 //
 // Checked for tas in every flavour this build compiles (x86: native; aarch64: native, llsc, lse,
 // outline) and every delay tas accepts here. The atomic is xchg on x86, and on aarch64 the
@@ -11,6 +16,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +24,9 @@
 
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/files.hpp"
+#include "lockprof/sampling/phases.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "lockprof/symbols/resolver.hpp"
 #include "support/sanitizers.hpp"
 
 using namespace lockprof;
@@ -134,13 +142,136 @@ std::map<std::string, FunctionCode> tas_loops(bool latency) {
 
 }  // namespace
 
-TEST(MeasuredLoopCode, LatencyRecordsOutsideTheCriticalSection) {
+// Why this binary's own loops cannot be read back here; "" when they can.
+std::string cannot_read_the_loops() {
 #if defined(LOCKPROF_TEST_TSAN) || defined(LOCKPROF_TEST_ASAN)
-    GTEST_SKIP() << "sanitizers add calls to every memory access; the code checked is the "
-                    "release build's. Runs in the other builds";
+    return "sanitizers add calls and shadow accesses to every memory access; the code checked is "
+           "the release build's. Runs in the other builds";
+#else
+    const std::string objdump = symbols::default_objdump("/proc/self/exe");
+    return lockprof::program_exists(objdump) ? "" : objdump + " not found";
 #endif
-    if (!lockprof::program_exists(symbols::default_objdump("/proc/self/exe")))
-        GTEST_SKIP() << symbols::default_objdump("/proc/self/exe") << " not found";
+}
+
+// A memory operand relative to the stack or frame pointer: a local kept in memory.
+bool touches_stack(const Instruction& i) {
+    if constexpr (arch::kArchName == "x86_64")
+        return i.operands.find("(%rsp") != std::string::npos ||
+               i.operands.find("(%rbp") != std::string::npos;
+    return i.operands.find("[sp") != std::string::npos ||
+           i.operands.find("[x29") != std::string::npos;
+}
+
+// A store other than the lock's own atomic (x86 xchg and lock-prefixed instructions; aarch64's
+// store-exclusive of an LL/SC pair and the LSE atomics, none of which is an "st" mnemonic but
+// stxr/stlxr).
+bool stores_beside_the_atomic(const Instruction& i) {
+    if (i.is_atomic()) return false;
+    if constexpr (arch::kArchName == "x86_64")
+        return !starts(i.mnemonic, "lock") && !x86_store_target(i).empty();
+    return starts(i.mnemonic, "st") && !starts(i.mnemonic, "stxr") && !starts(i.mnemonic, "stlxr");
+}
+
+// Every function of this binary whose demangled name holds `needle` (and, when given, `also`).
+std::vector<FunctionCode> functions_named(const std::string& needle, const std::string& also = "") {
+    const auto self = std::filesystem::read_symlink("/proc/self/exe");
+    const symbols::Disassembler disassembler;
+    std::vector<FunctionCode> out;
+    for (auto& f : symbols::function_symbols(self)) {
+        if (f.name.find(needle) == std::string::npos) continue;
+        if (!also.empty() && f.name.find(also) == std::string::npos) continue;
+        f.instructions = disassembler.disassemble(self, f.address, f.address + f.size);
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+// The [first, last] instruction indices of each loop a backward branch closes.
+std::vector<std::pair<std::size_t, std::size_t>> loops_of(const std::vector<Instruction>& code) {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    for (std::size_t j = 0; j < code.size(); ++j) {
+        if (!code[j].is_backward_branch()) continue;
+        for (std::size_t i = 0; i <= j; ++i)
+            if (code[i].address == *code[j].branch_target) out.emplace_back(i, j);
+    }
+    return out;
+}
+
+std::string listing(const std::vector<Instruction>& code,
+                    std::pair<std::size_t, std::size_t> span) {
+    return listing(
+        std::vector<Instruction>(code.begin() + static_cast<std::ptrdiff_t>(span.first),
+                                 code.begin() + static_cast<std::ptrdiff_t>(span.second) + 1));
+}
+
+// The loops of the inlined lock() (branch and target both in a lock function's inline chain, as
+// the annotator marks the acquire loop: sampling/acquire_loop.hpp), in measured_loop<Lock<...>,
+// latency> of every flavour, delay and latency setting.
+TEST(MeasuredLoopCode, AcquireLoopsKeepTheirCountsInRegisters) {
+    if (const std::string why = cannot_read_the_loops(); !why.empty()) GTEST_SKIP() << why;
+    const auto resolver = symbols::SymbolResolver::for_process();
+    const auto here =
+        reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(&sampling::phase_name));
+    const std::uint64_t bias = resolver.resolve(here).bias;
+    if (resolver.source_line(here).first.empty())
+        GTEST_SKIP() << "this build has no debug information (-g): the inlined lock() cannot be "
+                        "told from the loop around it";
+    for (const char* lock :
+         {"::TasLock<", "::TtasLock<", "::CasLock<", "::TtasCasLock<", "::TicketLock<"}) {
+        unsigned loops = 0;
+        const auto functions = functions_named("::measured_loop<lockprof::locks::", lock);
+        ASSERT_FALSE(functions.empty()) << "no measured_loop<..." << lock << "...> here";
+        for (const auto& f : functions) {
+            SCOPED_TRACE(f.name);
+            const auto& code = f.instructions;
+            auto in_lock = [&](std::size_t i) {
+                for (const auto& name : resolver.inlined_at(code[i].address + bias))
+                    if (sampling::is_lock_function(name)) return true;
+                return false;
+            };
+            for (const auto& span : loops_of(code)) {
+                if (!in_lock(span.first) || !in_lock(span.second)) continue;
+                ++loops;
+                for (std::size_t k = span.first; k <= span.second; ++k)
+                    EXPECT_FALSE(touches_stack(code[k]) || stores_beside_the_atomic(code[k]))
+                        << "the acquire loop touches memory the lock does not: " << code[k].text()
+                        << "\n"
+                        << listing(code, span);
+            }
+        }
+        std::printf("[ LOOP     ] %s: %u acquire loops in %zu measured loops checked\n", lock,
+                    loops, functions.size());
+        EXPECT_GT(loops, 0u) << lock << ": no loop found in the inlined lock()";
+    }
+}
+
+// pg-slock's spin loop is out of line, in s_lock() as in PostgreSQL: the tightest loop around
+// its TAS keeps its counts in registers too, and writes nothing but the TAS.
+TEST(MeasuredLoopCode, PgSlockSpinLoopKeepsItsCountsInRegisters) {
+    if (const std::string why = cannot_read_the_loops(); !why.empty()) GTEST_SKIP() << why;
+    const auto functions = functions_named("::PgSlock<", ">::s_lock(");
+    ASSERT_FALSE(functions.empty()) << "no PgSlock<...>::s_lock in this binary";
+    for (const auto& f : functions) {
+        SCOPED_TRACE(f.name);
+        const auto& code = f.instructions;
+        std::optional<std::pair<std::size_t, std::size_t>> tightest;
+        for (const auto& span : loops_of(code)) {
+            bool atomic = false;
+            for (std::size_t k = span.first; k <= span.second; ++k) atomic |= code[k].is_atomic();
+            if (atomic &&
+                (!tightest || span.second - span.first < tightest->second - tightest->first))
+                tightest = span;
+        }
+        ASSERT_TRUE(tightest) << "no loop around the TAS";
+        for (std::size_t k = tightest->first; k <= tightest->second; ++k)
+            EXPECT_FALSE(touches_stack(code[k]) || stores_beside_the_atomic(code[k]))
+                << "the spin loop touches memory the lock does not: " << code[k].text() << "\n"
+                << listing(code, *tightest);
+    }
+}
+
+TEST(MeasuredLoopCode, LatencyRecordsOutsideTheCriticalSection) {
+    if (const std::string why = cannot_read_the_loops(); !why.empty()) GTEST_SKIP() << why;
     const auto with_latency = tas_loops(true);
     const auto without = tas_loops(false);
     ASSERT_FALSE(with_latency.empty()) << "no measured_loop<TasLock<...>, true> in this binary";

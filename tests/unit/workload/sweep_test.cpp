@@ -1,5 +1,6 @@
 // run_sweep() on a small real plan (tas and ticket, 1 and 2 threads, short acquire counts): the
-// order it runs trials in, what each cell keeps, warm-up, and an interrupt part-way.
+// order it runs trials in, what each cell keeps, the verification trials (also the warm-up), a
+// broken lock caught by a normal run, and an interrupt part-way.
 #include "lockprof/workload/sweep.hpp"
 
 #include <atomic>
@@ -8,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include "lockprof/workload/pinning.hpp"
 #include "lockprof/workload/plan.hpp"
+#include "support/broken_locks.hpp"
 
 namespace lockprof::workload {
 namespace {
@@ -34,6 +37,10 @@ TEST(Sweep, InterleavesLocksWithinAThreadCountAndKeepsEveryTrial) {
     RunControl control;
     const RunResult run = run_sweep(plan, control, hooks);
     EXPECT_EQ(progress, (std::vector<std::string>{
+                            "checking exclusion: tas with 1 threads",
+                            "checking exclusion: ticket with 1 threads",
+                            "checking exclusion: tas with 2 threads",
+                            "checking exclusion: ticket with 2 threads",
                             "tas with 1 threads, trial 1/2",
                             "ticket with 1 threads, trial 1/2",
                             "tas with 1 threads, trial 2/2",
@@ -58,11 +65,21 @@ TEST(Sweep, InterleavesLocksWithinAThreadCountAndKeepsEveryTrial) {
         for (const auto& t : cell.trials[1].threads) EXPECT_EQ(t.acquires, 200u) << cell.lock;
         EXPECT_EQ(cell.overlaps, 0u);
         EXPECT_EQ(cell.lost_updates, 0u);
+        // One verification trial of the measured trials' shape (200 acquires each, well under
+        // its 200 ms cap), kept apart from them.
+        ASSERT_TRUE(cell.verification) << cell.lock;
+        EXPECT_EQ(cell.verification->trials, 1u);
+        EXPECT_EQ(cell.verification->acquires, 200u * cell.threads) << cell.lock;
+        EXPECT_GT(cell.verification->wall_ns, 0u);
+        EXPECT_EQ(cell.verification->overlaps, 0u);
+        EXPECT_EQ(cell.verification->lost_updates, 0u);
     }
     EXPECT_EQ(run.spec.trials, 2u);
 }
 
-TEST(Sweep, WarmsUpEveryCellFirst) {
+// --warmup sets the verification trial's length (then without an acquire limit): it is the
+// warm-up too, so no cell runs a second one.
+TEST(Sweep, VerifiesEveryCellFirstForAsLongAsTheWarmUp) {
     RunSpec spec = small_sweep();
     spec.trials = 1;
     spec.threads = {1};
@@ -73,13 +90,73 @@ TEST(Sweep, WarmsUpEveryCellFirst) {
     RunControl control;
     const RunResult run = run_sweep(plan_of(spec), control, hooks);
     EXPECT_EQ(progress, (std::vector<std::string>{
-                            "warm-up tas with 1 threads",
-                            "warm-up ticket with 1 threads",
+                            "checking exclusion: tas with 1 threads",
+                            "checking exclusion: ticket with 1 threads",
                             "tas with 1 threads, trial 1/1",
                             "ticket with 1 threads, trial 1/1",
                         }));
-    // Warm-up trials are not kept.
-    for (const auto& cell : run.cells) EXPECT_EQ(cell.trials.size(), 1u);
+    // Verification trials are not among the measured ones.
+    for (const auto& cell : run.cells) {
+        EXPECT_EQ(cell.trials.size(), 1u);
+        ASSERT_TRUE(cell.verification) << cell.lock;
+        EXPECT_GE(cell.verification->wall_ns, 1'000'000u) << cell.lock;
+        EXPECT_GT(cell.verification->acquires, 200u)
+            << cell.lock << ": ran to the warm-up's length";
+    }
+}
+
+// A lock that claims no exclusion (`empty`) has nothing to verify: it runs a plain warm-up, and
+// only with --warmup.
+TEST(Sweep, ALockWithoutExclusionIsNotVerified) {
+    RunSpec spec = small_sweep();
+    spec.locks = {"empty"};
+    spec.threads = {2};
+    spec.trials = 1;
+    std::vector<std::string> progress;
+    SweepHooks hooks;
+    hooks.progress = [&](const std::string& line) { progress.push_back(line); };
+    RunControl control;
+    RunResult run = run_sweep(plan_of(spec), control, hooks);
+    EXPECT_EQ(progress, (std::vector<std::string>{"empty with 2 threads, trial 1/1"}));
+    EXPECT_FALSE(run.cells.at(0).verification);
+    spec.warmup_ns = 1'000'000;
+    progress.clear();
+    run = run_sweep(plan_of(spec), control, hooks);
+    EXPECT_EQ(progress, (std::vector<std::string>{"warm-up empty with 2 threads",
+                                                  "empty with 2 threads, trial 1/1"}));
+    EXPECT_FALSE(run.cells.at(0).verification);
+}
+
+// The measured trials check nothing per acquire; a plain run still finds a lock that lets two
+// holders in, by its verification trial, and says so. Without shared lines, the case where
+// measured trials have no count to compare either.
+TEST(Sweep, ANormalRunCatchesALockThatLetsTwoHoldersIn) {
+    const auto cpus = allowed_cpus();
+    if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs to run two holders at once";
+    const RunnableLock lock = test_locks::test_lock<test_locks::TwoHolders>();
+    Plan plan;
+    plan.spec.locks = {lock.name};
+    plan.spec.threads = {2};
+    plan.spec.duration_ns = 100'000'000;
+    plan.spec.work.shared_lines = 0;
+    plan.spec.work.critical_ns = 1000;
+    plan.cpus = cpus;
+    plan.spec.pin.mode = PinMode::compact;
+    plan.cells = {PlannedCell{&lock, arch::Delay::none, 2}};
+    test_locks::TwoHolders<arch::Delay::none>::overlapping_entries = 0;
+    RunControl control;
+    const RunResult run = run_sweep(plan, control, SweepHooks{});
+    if (test_locks::TwoHolders<arch::Delay::none>::overlapping_entries < 1000)
+        GTEST_SKIP() << "the two threads hardly ran at once: nothing to detect";
+    const CellResult& cell = run.cells.at(0);
+    ASSERT_TRUE(cell.verification);
+    EXPECT_GT(cell.verification->overlaps + cell.verification->lost_updates, 0u);
+    EXPECT_EQ(cell.overlaps, cell.verification->overlaps);
+    ASSERT_EQ(cell.trials.size(), 1u);
+    ASSERT_FALSE(run.notes.empty());
+    EXPECT_NE(run.notes.back().find("MUTUAL EXCLUSION FAILED: lock 'two-holders' with 2 threads"),
+              std::string::npos)
+        << run.notes.back();
 }
 
 TEST(Sweep, InterruptKeepsFinishedTrialsAndMarksCellsIncomplete) {
@@ -94,9 +171,10 @@ TEST(Sweep, InterruptKeepsFinishedTrialsAndMarksCellsIncomplete) {
     control.interrupted = &interrupted;
     unsigned calls = 0;
     SweepHooks hooks;
-    // Interrupt as the third trial starts: it stops early and is dropped.
-    hooks.progress = [&](const std::string&) {
-        if (++calls == 3) interrupted = true;
+    // Interrupt as the third measured trial starts (after the four verification trials): it
+    // stops early and is dropped.
+    hooks.progress = [&](const std::string& line) {
+        if (line.find(", trial ") != std::string::npos && ++calls == 3) interrupted = true;
     };
     RunResult partial;
     const RunResult run = run_sweep(plan, control, hooks, &partial);
@@ -124,6 +202,8 @@ TEST(Sweep, AutoTrialsRunTheMinimumThenStopSettledCells) {
     RunControl control;
     const RunResult run = run_sweep(plan_of(spec), control, hooks);
     EXPECT_EQ(progress, (std::vector<std::string>{
+                            "checking exclusion: tas with 1 threads",
+                            "checking exclusion: ticket with 1 threads",
                             "tas with 1 threads, trial 1 (auto)",
                             "ticket with 1 threads, trial 1 (auto)",
                             "tas with 1 threads, trial 2 (auto)",

@@ -15,10 +15,12 @@
 #include "lockprof/workload/plan.hpp"
 #include "lockprof/workload/steal.hpp"
 #include "lockprof/workload/trial.hpp"
+#include "support/broken_locks.hpp"
 #include "support/sanitizers.hpp"
 
 using namespace lockprof;
 using namespace lockprof::workload;
+using namespace lockprof::workload::test_locks;
 
 namespace {
 
@@ -48,103 +50,26 @@ struct alignas(arch::kCacheLine) NeverReleased {
     std::atomic<bool> held_{false};
 };
 
-// A "lock" that claims to exclude but does not.
-template <arch::Delay D>
-struct alignas(arch::kCacheLine) NotExcluding {
-    static constexpr std::string_view kName = "not-excluding";
-    static constexpr std::string_view kDescription = "test: excludes nothing";
-    static constexpr locks::DelayMask kDelays = locks::kNoDelay;
-    struct Context {
-        locks::AttemptStats stats;
-    };
-    bool try_lock(Context&) { return true; }
-    void lock(Context&) { std::this_thread::yield(); }  // invite interleaving
-    void unlock(Context&) {}
-};
-
-// A broken lock that admits two holders at once (a semaphore of two), and counts the entries
-// it let in while another holder was inside: what the harness's exclusion check must see.
-// Test-only: it is not in the catalog.
-template <arch::Delay D>
-struct alignas(arch::kCacheLine) TwoHolders {
-    static constexpr std::string_view kName = "two-holders";
-    static constexpr std::string_view kDescription = "test: admits two holders";
-    static constexpr locks::DelayMask kDelays = locks::kNoDelay;
-    struct Context {
-        locks::AttemptStats stats;
-    };
-    bool try_lock(Context&) {
-        unsigned inside = holders_.load(std::memory_order_relaxed);
-        while (inside < 2)
-            if (holders_.compare_exchange_weak(inside, inside + 1, std::memory_order_acquire)) {
-                if (inside == 1) overlapping_entries.fetch_add(1, std::memory_order_relaxed);
-                return true;
-            }
-        return false;
-    }
-    void lock(Context& c) {
-        while (!try_lock(c)) {
-        }
-    }
-    void unlock(Context&) { holders_.fetch_sub(1, std::memory_order_release); }
-
-    static inline std::atomic<std::uint64_t> overlapping_entries{0};
-
-  private:
-    std::atomic<unsigned> holders_{0};
-};
-
-// A broken reader-writer lock: writers exclude each other, but its shared mode takes nothing,
-// so readers run beside a writer. The shared-mode exclusion check (loop.hpp's read_section and
-// write_section) must see it. Test-only: it is not in the catalog.
-template <arch::Delay D>
-struct alignas(arch::kCacheLine) ReadersIgnoreWriters {
-    static constexpr std::string_view kName = "readers-ignore-writers";
-    static constexpr std::string_view kDescription = "test: shared mode excludes nothing";
-    static constexpr locks::DelayMask kDelays = locks::kNoDelay;
-    struct Context {
-        locks::AttemptStats stats;
-    };
-    bool try_lock(Context&) { return !held_.exchange(true, std::memory_order_acquire); }
-    void lock(Context& c) {
-        while (!try_lock(c)) {
-        }
-    }
-    void unlock(Context&) { held_.store(false, std::memory_order_release); }
-    bool try_lock_shared(Context&) { return true; }
-    void lock_shared(Context&) {}
-    void unlock_shared(Context&) {}
-
-  private:
-    std::atomic<bool> held_{false};
-};
-
-template <template <arch::Delay> class L>
-RunnableLock test_lock() {
-    RunnableLock lock;
-    lock.shared = locks::has_shared<L<arch::Delay::none>>();
-    lock.name = lock.algorithm = std::string(L<arch::Delay::none>::kName);
-    lock.delays = locks::kNoDelay;
-    lock.kernels[0][0] = make_kernel<L<arch::Delay::none>, false>();
-    lock.kernels[0][1] = make_kernel<L<arch::Delay::none>, true>();
-    return lock;
-}
-
 }  // namespace
 
+// In a verification trial (the check on every acquire) and a measured one (line 0's count).
 TEST(Trial, EveryLockCompletesItsAcquiresAndExcludes) {
     RunControl control;
     for (const auto& lock : lock_catalog()) {
         if (lock.needs_lse && !arch::cpu_has_lse()) continue;
-        TrialSpec spec = small_spec(2, 1000);
-        spec.delay = lock.default_delay();
-        TrialOutcome outcome = run_trial(lock, spec, control);
-        ASSERT_EQ(outcome.result.threads.size(), 2u) << lock.name;
-        for (const auto& t : outcome.result.threads) EXPECT_EQ(t.acquires, 1000u) << lock.name;
-        EXPECT_EQ(outcome.lost_updates, 0u) << lock.name;
-        EXPECT_EQ(outcome.overlaps, 0u) << lock.name;
-        EXPECT_GT(outcome.result.wall_ns, 0u) << lock.name;
-        EXPECT_FALSE(outcome.interrupted);
+        for (const bool verify : {true, false}) {
+            TrialSpec spec = small_spec(2, 1000);
+            spec.delay = lock.default_delay();
+            spec.verify = verify;
+            TrialOutcome outcome = run_trial(lock, spec, control);
+            ASSERT_EQ(outcome.result.threads.size(), 2u) << lock.name;
+            for (const auto& t : outcome.result.threads)
+                EXPECT_EQ(t.acquires, 1000u) << lock.name << (verify ? " verified" : "");
+            EXPECT_EQ(outcome.lost_updates, 0u) << lock.name << (verify ? " verified" : "");
+            EXPECT_EQ(outcome.overlaps, 0u) << lock.name << (verify ? " verified" : "");
+            EXPECT_GT(outcome.result.wall_ns, 0u) << lock.name;
+            EXPECT_FALSE(outcome.interrupted);
+        }
     }
 }
 
@@ -153,6 +78,7 @@ TEST(Trial, EveryLockExcludesWhenOversubscribed) {
     for (const auto& lock : lock_catalog()) {
         if (lock.needs_lse && !arch::cpu_has_lse()) continue;
         TrialSpec spec = small_spec(5, 0);  // more threads than cores: preempted holders
+        spec.verify = true;
         spec.acquires_per_thread.reset();
         spec.duration_ns = 150'000'000;
         spec.delay = lock.default_delay();
@@ -205,33 +131,71 @@ TEST(Trial, NeighbourWordsShareTheLockWordsCacheLine) {
     expect_neighbours_for_all(locks::AllLocks{});
 }
 
-// --data: with same-line the first datum (and so the exclusion check) is the word next to the
-// lock; with separate it is shared line 0. Run the loop itself, on this thread.
-TEST(Trial, DataPlacementPutsTheFirstDatumWhereAsked) {
+// tas's loop run on this thread, as a worker runs it, without a trial around it.
+struct LoopOnThisThread {
     const LoopKernel& kernel = find_lock("tas")->kernel(arch::Delay::none, false);
-    for (const bool on_lock : {true, false}) {
-        LockMemory memory(LockPage::normal, kernel.lock_size, kernel.lock_align, 0);
-        void* lock = kernel.create_lock(memory.lock_storage());
-        std::atomic<bool> stop{false};
-        Progress progress;
-        SharedLine lines[2];
-        ThreadResult result;
-        LoopArgs args;
-        args.stop = &stop;
+    LockMemory memory{LockPage::normal, kernel.lock_size, kernel.lock_align, 0};
+    void* lock = kernel.create_lock(memory.lock_storage());
+    Progress progress;
+    ThreadResult result;
+    LoopArgs args;
+
+    explicit LoopOnThisThread(std::uint64_t acquires) {
         args.progress = &progress;
-        args.lines = lines;
-        args.line_count = 2;
-        args.first_line_on_lock = on_lock;
-        args.acquire_limit = 100;
+        args.acquire_limit = acquires;
         args.result = &result;
-        kernel.run_loop(lock, args);
-        EXPECT_EQ(result.acquires, 100u);
-        EXPECT_EQ(kernel.neighbour_words(lock)->datum.load(), on_lock ? 100u : 0u) << on_lock;
+    }
+    ~LoopOnThisThread() { kernel.destroy_lock(lock); }
+    void run(bool verify = false) { (verify ? kernel.verify_loop : kernel.run_loop)(lock, args); }
+    std::uint64_t beside_the_lock() const { return kernel.neighbour_words(lock)->datum.load(); }
+};
+
+// --data: with same-line the first datum (and so the exclusion check) is the word next to the
+// lock; with separate it is shared line 0.
+TEST(Trial, DataPlacementPutsTheFirstDatumWhereAsked) {
+    for (const bool on_lock : {true, false}) {
+        LoopOnThisThread loop(100);
+        SharedLine lines[2];
+        loop.args.lines = lines;
+        loop.args.line_count = 2;
+        loop.args.first_line_on_lock = on_lock;
+        loop.run();
+        EXPECT_EQ(loop.result.acquires, 100u);
+        EXPECT_EQ(loop.beside_the_lock(), on_lock ? 100u : 0u) << on_lock;
         EXPECT_EQ(lines[0].value.load(), on_lock ? 0u : 100u) << on_lock;
         EXPECT_EQ(lines[1].value.load(), 100u) << on_lock;
-        EXPECT_EQ(result.overlaps, 0u);
-        kernel.destroy_lock(lock);
+        EXPECT_EQ(loop.result.overlaps, 0u);
     }
+}
+
+// Without shared lines the measured loop touches nothing beside the lock, and the verification
+// loop keeps its check word there: one increment per acquire.
+TEST(Trial, OnlyTheVerificationLoopWritesBesideTheLock) {
+    for (const bool verify : {false, true}) {
+        LoopOnThisThread loop(100);
+        loop.run(verify);
+        EXPECT_EQ(loop.result.acquires, 100u);
+        EXPECT_EQ(loop.beside_the_lock(), verify ? 100u : 0u) << verify;
+        EXPECT_EQ(loop.result.rmw_attempts, 100u) << "one exchange per uncontended acquire";
+    }
+}
+
+// A worker looks at its request byte once per acquire: it publishes its count and clears the
+// byte when asked, and leaves at kStop; without a request it never stores to its line.
+TEST(Trial, TheLoopPublishesAndStopsOnlyWhenAsked) {
+    LoopOnThisThread loop(1000);
+    loop.run();
+    EXPECT_EQ(loop.result.acquires, 1000u);
+    EXPECT_EQ(loop.progress.acquires.load(), 0u) << "published without a request";
+    loop.progress.request = Progress::kPublish;
+    loop.run();
+    EXPECT_EQ(loop.result.acquires, 1000u);
+    EXPECT_EQ(loop.progress.acquires.load(), 1u) << "the count at the first acquire after it";
+    EXPECT_EQ(loop.progress.request.load(), 0u) << "the request is answered";
+    loop.progress.request = Progress::kStop;
+    loop.run();
+    EXPECT_EQ(loop.result.acquires, 1u);
+    EXPECT_EQ(loop.progress.request.load(), Progress::kStop);
 }
 
 TEST(Trial, DurationModeStopsAndCountsEveryThread) {
@@ -320,17 +284,47 @@ TEST(Trial, LatencyHistogramRecordsEveryAcquire) {
     for (const auto& t : outcome.result.threads) EXPECT_EQ(t.latency.total(), 1000u);
 }
 
-TEST(Trial, DetectsALockThatDoesNotExclude) {
+// A measured trial checks nothing per acquire, but with shared lines it still compares line 0's
+// count with the acquires afterwards, for free.
+TEST(Trial, MeasuredTrialsCountTheUpdatesALockThatDoesNotExcludeLost) {
     RunControl control;
     const RunnableLock lock = test_lock<NotExcluding>();
     // Two threads interleaving relaxed load/store increments with yields in between lose
     // updates unless they never overlap; run until they do (bounded).
     std::uint64_t lost = 0;
     for (int attempt = 0; attempt < 20 && lost == 0; ++attempt) {
-        const TrialOutcome outcome = run_trial(lock, small_spec(2, 200000), control);
-        lost = outcome.overlaps + outcome.lost_updates;
+        TrialSpec spec = small_spec(2, 200000);
+        ASSERT_FALSE(spec.verify);
+        ASSERT_EQ(spec.work.shared_lines, 1u);
+        const TrialOutcome outcome = run_trial(lock, spec, control);
+        EXPECT_EQ(outcome.overlaps, 0u) << "a measured trial has no per-acquire check";
+        lost = outcome.lost_updates;
     }
     EXPECT_GT(lost, 0u);
+}
+
+// Without shared lines a measured trial's loop touches nothing beside the lock (the check word
+// next to it is the verification trial's alone), so it sees nothing of a broken lock; the
+// verification trial of the same shape does.
+TEST(Trial, OnlyTheVerificationTrialChecksWithoutSharedLines) {
+    const auto cpus = allowed_cpus();
+    if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs to run two holders at once";
+    RunControl control;
+    const RunnableLock lock = test_lock<TwoHolders>();
+    TrialSpec spec = small_spec(2, 0);
+    spec.cpu_of_thread = {cpus[0].cpu, cpus[1].cpu};
+    spec.acquires_per_thread.reset();
+    spec.duration_ns = 100'000'000;
+    spec.work.shared_lines = 0;
+    spec.work.critical_ns = 1000;
+    const TrialOutcome measured = run_trial(lock, spec, control);
+    EXPECT_EQ(measured.overlaps + measured.lost_updates, 0u);
+    spec.verify = true;
+    TwoHolders<arch::Delay::none>::overlapping_entries = 0;
+    const TrialOutcome verified = run_trial(lock, spec, control);
+    if (TwoHolders<arch::Delay::none>::overlapping_entries < 1000)
+        GTEST_SKIP() << "the two threads hardly ran at once: nothing to detect";
+    EXPECT_GT(verified.overlaps + verified.lost_updates, 0u);
 }
 
 // Whether the exclusion check sees the overlaps a lock admitting two holders lets in: with no
@@ -359,6 +353,7 @@ TEST(Trial, DetectsTwoHolders) {
     // itself is asserted. The old check: 0 and 0.01%.
     for (const Case c : {Case{1, 0, 0}, Case{0, 0, 0}, Case{1, 1000, 25}, Case{0, 1000, 25}}) {
         TrialSpec spec = small_spec(2, 0);
+        spec.verify = true;
         spec.cpu_of_thread = {cpus[0].cpu, cpus[1].cpu};
         spec.acquires_per_thread.reset();
         spec.duration_ns = 150'000'000;
@@ -451,6 +446,7 @@ TEST(Trial, DetectsReadersBesideAWriter) {
     lock.excludes = true;
     for (const unsigned lines : {1u, 0u}) {
         TrialSpec spec = small_spec(2, 0);
+        spec.verify = true;
         spec.cpu_of_thread = {cpus[0].cpu, cpus[1].cpu};
         spec.acquires_per_thread.reset();
         spec.duration_ns = 150'000'000;
@@ -479,13 +475,16 @@ TEST(Trial, ReadersSharingIsNoOverlap) {
     for (const char* name : {"rw-cas", "spin-rw"}) {
         const RunnableLock* lock = find_lock(name);
         ASSERT_NE(lock, nullptr);
-        TrialSpec spec = small_spec(3, 3000);
-        spec.work.critical_ns = 1000;
-        spec.work.read_fraction = 0.8;
-        spec.delay = lock->default_delay();
-        const TrialOutcome outcome = run_trial(*lock, spec, control);
-        EXPECT_EQ(outcome.overlaps, 0u) << name;
-        EXPECT_EQ(outcome.lost_updates, 0u) << name;
+        for (const bool verify : {true, false}) {
+            TrialSpec spec = small_spec(3, 3000);
+            spec.work.critical_ns = 1000;
+            spec.work.read_fraction = 0.8;
+            spec.delay = lock->default_delay();
+            spec.verify = verify;
+            const TrialOutcome outcome = run_trial(*lock, spec, control);
+            EXPECT_EQ(outcome.overlaps, 0u) << name << (verify ? " verified" : "");
+            EXPECT_EQ(outcome.lost_updates, 0u) << name << (verify ? " verified" : "");
+        }
     }
 }
 
