@@ -127,9 +127,14 @@ struct alignas(arch::kCacheLine) QspinLockT {
         return word_.compare_exchange_strong(val, kLockedVal, std::memory_order_acquire,
                                              std::memory_order_relaxed);
     }
+    // lock()'s inlined compare-and-swap is not counted where it runs: slow_path() takes the
+    // context's address, so the context lives in memory, and a count there would add a load
+    // and a store to every acquire (pg_slock.hpp does the same). The measured loop adds one
+    // per acquire (rmw_attempts() in lock.hpp).
+    static constexpr RmwCounting kRmwCounting = RmwCounting::first_uncounted;
+
     [[gnu::always_inline]] void lock(Context& c) {
         std::uint32_t val = 0;
-        ++c.stats.rmw_attempts;
         if (word_.compare_exchange_strong(val, kLockedVal, std::memory_order_acquire,
                                           std::memory_order_relaxed)) [[likely]]
             return;
