@@ -387,7 +387,7 @@ std::uint64_t lost_updates(const TrialState& state, const RunnableLock& lock,
 
 // The trial's figures from the finished workers: the window from the first thread's start to
 // the last thread's end, in ns and ticks, and for an excluding lock what the exclusion check
-// found (exclusion_outcome).
+// found (lost_updates(); the overlaps are the threads').
 void collect_outcome(TrialState& state, const RunnableLock& lock, TrialOutcome& outcome) {
     TrialResult& result = outcome.result;
     result.threads = std::move(state.results);

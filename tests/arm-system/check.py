@@ -242,6 +242,13 @@ def check_neoverse_n1(stage, build, native):
         expect(abs(cycles - instructions) < 0.01,
                f"{lock}: cycles/acq {cycles:.4f} differs from instructions/acq {instructions:.4f}")
         expected, path = uncontended_iteration(disassemble(build, loop_symbol(type_name)))
+        # The measured loop at the floor (issue 29): 22 instructions was tas@llsc's iteration
+        # before the exclusion check moved into every acquire (28 with it, cas@llsc 31); GCC 12
+        # now makes 16 and 17 (docs/aarch64.md lists them by phase).
+        expect(expected <= 22,
+               f"{lock}: one uncontended iteration of its measured loop is {expected} "
+               f"instructions, more than the 22 of a loop with nothing beside the lock:\n  "
+               + "\n  ".join(path))
         expect(round(instructions) == expected,
                f"{lock}: {instructions:.3f} instructions per acquire counted, but one uncontended "
                f"iteration of its measured loop is {expected} instructions:\n  " + "\n  ".join(path))
