@@ -60,12 +60,13 @@ template <bool kWrite>
 }
 
 // The critical section of a verification trial: the same work, with the exclusion check around
-// it (see verification_loop). `check` is line 0, or NeighbourWords::datum when there are no
-// shared lines. Counts an overlap when another holder was seen inside.
-[[gnu::always_inline]] inline void checked_section(std::atomic<std::uint64_t>& check,
-                                                   SharedLine* lines, unsigned line_count,
-                                                   std::uint64_t critical_iterations,
-                                                   std::uint64_t& overlaps) {
+// it (see measured_loop). `check` is line 0, or NeighbourWords::datum when there are no shared
+// lines. Counts an overlap when another holder was seen inside. The same name as the measured
+// one, so that the phases read the same in both loops.
+[[gnu::always_inline]] inline void critical_section(std::atomic<std::uint64_t>& check,
+                                                    SharedLine* lines, unsigned line_count,
+                                                    std::uint64_t critical_iterations,
+                                                    std::uint64_t& overlaps) {
     const std::uint64_t entry = check.load(std::memory_order_relaxed);
     touch_lines_after_the_first<true>(lines, line_count);
     arch::burn(critical_iterations);
@@ -122,9 +123,29 @@ template <bool kWrite>
     arch::burn(parallel_iterations);
 }
 
+// The verification trial's loop is measured_loop<Verifying<Lock>, false>: the same function with
+// the exclusion check (kVerify). A tag rather than a third template parameter or a shared
+// helper, so that measured_loop keeps the name every tool shows
+// ("measured_loop<TasLock<(Delay)1>, false>") and its whole body in its own DWARF, where
+// `pprof -list` and the annotation read the lock's lines.
+template <typename LockT>
+struct Verifying {};
+
+template <typename T>
+struct LoopMode {
+    using Lock = T;
+    static constexpr bool kVerify = false;
+};
+template <typename T>
+struct LoopMode<Verifying<T>> {
+    using Lock = T;
+    static constexpr bool kVerify = true;
+};
+
 // lockhammer's loop: acquire, critical work on shared lines, release, parallel work. The lock
-// calls are direct (LockT is a concrete type), so nothing indirect runs per iteration. The body
-// of both measured_loop (kVerify false) and verification_loop (kVerify true), below.
+// calls are direct (LockT is a concrete type), so nothing indirect runs per iteration. One
+// function runs both kinds of trial: measured_loop<Lock, latency> a measured one, and
+// measured_loop<Verifying<Lock>, false> a verification one (kVerify).
 //
 // Measured trials (kVerify false) run exactly that and nothing else the lock or its line can
 // feel: per acquire, the lock's acquire path, the increments of the shared lines and the busy
@@ -145,8 +166,10 @@ template <bool kWrite>
 // always. The check's extra load and its store, on the lock's own line when there are no shared
 // lines, are why it has a trial of its own: with waiters spinning on that line by
 // read-modify-write, the store costs the holder one more transfer per handoff.
-template <typename LockT, bool kLatency, bool kVerify>
-[[gnu::always_inline]] inline void acquire_release_loop(void* lock_storage, const LoopArgs& args) {
+template <typename LockOrVerifying, bool kLatency>
+void measured_loop(void* lock_storage, const LoopArgs& args) {
+    using LockT = typename LoopMode<LockOrVerifying>::Lock;
+    constexpr bool kVerify = LoopMode<LockOrVerifying>::kVerify;
     auto& slot = *static_cast<LockSlot<LockT>*>(lock_storage);
     LockT& lock = slot;
     typename LockT::Context context;
@@ -206,7 +229,7 @@ template <typename LockT, bool kLatency, bool kVerify>
             lock.lock(context);
             if constexpr (kLatency) latency = arch::ticks() - before;
             if constexpr (kCheck)
-                checked_section(first, lines, line_count, critical_iterations, overlaps);
+                critical_section(first, lines, line_count, critical_iterations, overlaps);
             else
                 critical_section<true>(first, lines, line_count, critical_iterations);
             lock.unlock(context);
@@ -236,18 +259,6 @@ template <typename LockT, bool kLatency, bool kVerify>
     result.rmw_attempts = locks::rmw_attempts<LockT>(context.stats, acquires - reads);
     result.spin_iterations = context.stats.spin_iterations;
     result.sleeps = context.stats.sleeps;
-}
-
-// A measured trial's loop (see acquire_release_loop): what the lock's users run, no check.
-template <typename LockT, bool kLatency>
-void measured_loop(void* lock_storage, const LoopArgs& args) {
-    acquire_release_loop<LockT, kLatency, false>(lock_storage, args);
-}
-
-// A verification trial's loop: the same, with the exclusion check on every acquire.
-template <typename LockT>
-void verification_loop(void* lock_storage, const LoopArgs& args) {
-    acquire_release_loop<LockT, false, true>(lock_storage, args);
 }
 
 // The lock's acquire path out of line, for `lockprof list-locks --disasm`. In measured_loop the
@@ -280,7 +291,7 @@ LoopKernel make_kernel() {
     return LoopKernel{&create_lock<LockT>,
                       &destroy_lock<LockT>,
                       &measured_loop<LockT, kLatency>,
-                      &verification_loop<LockT>,
+                      &measured_loop<Verifying<LockT>, false>,
                       &neighbour_words<LockT>,
                       reinterpret_cast<const void*>(&acquire_probe<LockT>),
                       sizeof(LockSlot<LockT>),

@@ -42,8 +42,10 @@ std::optional<Code> find_code(const symbols::SymbolResolver& resolver, std::stri
     const symbols::Disassembler disassembler;
     Code code;
     for (const auto& f : symbols::function_symbols(self)) {
+        // The measured trials' loop, not the verification trials' (Verifying<...>).
         if (!is_measured_loop(f.name) || f.name.find("::PthreadSpinLock<") == std::string::npos ||
-            f.name.find(", false>(") == std::string::npos)
+            f.name.find(", false>(") == std::string::npos ||
+            f.name.find("::Verifying<") != std::string::npos)
             continue;
         code.loop = f.address + bias;
         for (const auto& insn : disassembler.disassemble(self, f.address, f.address + f.size))

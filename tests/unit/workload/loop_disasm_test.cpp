@@ -186,22 +186,84 @@ std::vector<FunctionCode> functions_named(const std::string& needle, const std::
     return out;
 }
 
-// The [first, last] instruction indices of each loop a backward branch closes.
-std::vector<std::pair<std::size_t, std::size_t>> loops_of(const std::vector<Instruction>& code) {
-    std::vector<std::pair<std::size_t, std::size_t>> out;
-    for (std::size_t j = 0; j < code.size(); ++j) {
-        if (!code[j].is_backward_branch()) continue;
-        for (std::size_t i = 0; i <= j; ++i)
-            if (code[i].address == *code[j].branch_target) out.emplace_back(i, j);
-    }
-    return out;
+// A loop of a function's code: the back edge's branch, its target (the header), and the
+// instructions of the natural loop (those that reach the branch without passing the header),
+// in address order. Compilers lay spin paths out of line, after the function's return, and
+// branch back: the body is then not the address span between the two.
+struct Loop {
+    std::size_t header = 0, branch = 0;
+    std::vector<std::size_t> body;
+};
+
+bool ends_the_path(const Instruction& i) {  // no fall-through: a jump or a return
+    const std::string& m = i.mnemonic;
+    return m == "b" || m == "br" || starts(m, "ret") || starts(m, "jmp");
 }
 
-std::string listing(const std::vector<Instruction>& code,
-                    std::pair<std::size_t, std::size_t> span) {
-    return listing(
-        std::vector<Instruction>(code.begin() + static_cast<std::ptrdiff_t>(span.first),
-                                 code.begin() + static_cast<std::ptrdiff_t>(span.second) + 1));
+// Whether every path from the function's entry to `to` passes `header`.
+bool dominates(const std::vector<std::vector<std::size_t>>& successors, std::size_t header,
+               std::size_t to) {
+    if (header == 0) return true;
+    std::vector<bool> seen(successors.size(), false);
+    std::vector<std::size_t> work{0};
+    while (!work.empty()) {
+        const std::size_t k = work.back();
+        work.pop_back();
+        if (k == header || seen[k]) continue;
+        if (k == to) return false;
+        seen[k] = true;
+        for (std::size_t n : successors[k]) work.push_back(n);
+    }
+    return true;
+}
+
+// The natural loop of the back edge branch -> header: the header and every instruction that
+// reaches the branch without passing it.
+void add_natural_loop(const std::vector<std::vector<std::size_t>>& predecessors, std::size_t header,
+                      std::size_t branch, std::vector<Loop>& loops) {
+    Loop loop{header, branch, {}};
+    std::vector<bool> in(predecessors.size(), false);
+    in[header] = true;
+    std::vector<std::size_t> work{branch};
+    while (!work.empty()) {
+        const std::size_t k = work.back();
+        work.pop_back();
+        if (in[k]) continue;
+        in[k] = true;
+        for (std::size_t p : predecessors[k]) work.push_back(p);
+    }
+    for (std::size_t k = 0; k < predecessors.size(); ++k)
+        if (in[k]) loop.body.push_back(k);
+    loops.push_back(std::move(loop));
+}
+
+std::vector<Loop> loops_of(const std::vector<Instruction>& code) {
+    std::map<std::uint64_t, std::size_t> index;
+    for (std::size_t i = 0; i < code.size(); ++i) index[code[i].address] = i;
+    std::vector<std::vector<std::size_t>> predecessors(code.size()), successors(code.size());
+    for (std::size_t i = 0; i < code.size(); ++i) {
+        if (!ends_the_path(code[i]) && i + 1 < code.size()) successors[i].push_back(i + 1);
+        if (code[i].is_branch() && code[i].branch_target)
+            if (auto t = index.find(*code[i].branch_target); t != index.end())
+                successors[i].push_back(t->second);
+        for (std::size_t n : successors[i]) predecessors[n].push_back(i);
+    }
+    std::vector<Loop> loops;
+    for (std::size_t j = 0; j < code.size(); ++j)
+        for (std::size_t header : successors[j]) {
+            // A back edge (a branch or a fall-through) goes to a header that every path to
+            // its source passes; a compiler often enters a loop in its middle, so neither the
+            // header nor the edge need be where the addresses turn back.
+            if (!dominates(successors, header, j)) continue;
+            add_natural_loop(predecessors, header, j, loops);
+        }
+    return loops;
+}
+
+std::string listing(const std::vector<Instruction>& code, const Loop& loop) {
+    std::vector<Instruction> body;
+    for (std::size_t k : loop.body) body.push_back(code[k]);
+    return listing(body);
 }
 
 // The loops of the inlined lock() (branch and target both in a lock function's inline chain, as
@@ -229,14 +291,14 @@ TEST(MeasuredLoopCode, AcquireLoopsKeepTheirCountsInRegisters) {
                     if (sampling::is_lock_function(name)) return true;
                 return false;
             };
-            for (const auto& span : loops_of(code)) {
-                if (!in_lock(span.first) || !in_lock(span.second)) continue;
+            for (const auto& loop : loops_of(code)) {
+                if (!in_lock(loop.header) || !in_lock(loop.branch)) continue;
                 ++loops;
-                for (std::size_t k = span.first; k <= span.second; ++k)
+                for (std::size_t k : loop.body)
                     EXPECT_FALSE(touches_stack(code[k]) || stores_beside_the_atomic(code[k]))
                         << "the acquire loop touches memory the lock does not: " << code[k].text()
                         << "\n"
-                        << listing(code, span);
+                        << listing(code, loop);
             }
         }
         std::printf("[ LOOP     ] %s: %u acquire loops in %zu measured loops checked\n", lock,
@@ -254,16 +316,15 @@ TEST(MeasuredLoopCode, PgSlockSpinLoopKeepsItsCountsInRegisters) {
     for (const auto& f : functions) {
         SCOPED_TRACE(f.name);
         const auto& code = f.instructions;
-        std::optional<std::pair<std::size_t, std::size_t>> tightest;
-        for (const auto& span : loops_of(code)) {
+        std::optional<Loop> tightest;
+        for (auto& loop : loops_of(code)) {
             bool atomic = false;
-            for (std::size_t k = span.first; k <= span.second; ++k) atomic |= code[k].is_atomic();
-            if (atomic &&
-                (!tightest || span.second - span.first < tightest->second - tightest->first))
-                tightest = span;
+            for (std::size_t k : loop.body) atomic |= code[k].is_atomic();
+            if (atomic && (!tightest || loop.body.size() < tightest->body.size()))
+                tightest = std::move(loop);
         }
         ASSERT_TRUE(tightest) << "no loop around the TAS";
-        for (std::size_t k = tightest->first; k <= tightest->second; ++k)
+        for (std::size_t k : tightest->body)
             EXPECT_FALSE(touches_stack(code[k]) || stores_beside_the_atomic(code[k]))
                 << "the spin loop touches memory the lock does not: " << code[k].text() << "\n"
                 << listing(code, *tightest);
