@@ -217,23 +217,33 @@ bool dominates(const std::vector<std::vector<std::size_t>>& successors, std::siz
     return true;
 }
 
-// The natural loop of the back edge branch -> header: the header and every instruction that
-// reaches the branch without passing it.
-void add_natural_loop(const std::vector<std::vector<std::size_t>>& predecessors, std::size_t header,
-                      std::size_t branch, std::vector<Loop>& loops) {
-    Loop loop{header, branch, {}};
-    std::vector<bool> in(predecessors.size(), false);
-    in[header] = true;
-    std::vector<std::size_t> work{branch};
+// Every instruction `edges` reach from `from`, not going on past `stop` (which is included).
+std::vector<bool> reached(const std::vector<std::vector<std::size_t>>& edges, std::size_t from,
+                          std::size_t stop) {
+    std::vector<bool> in(edges.size(), false);
+    in[stop] = true;
+    std::vector<std::size_t> work{from};
     while (!work.empty()) {
         const std::size_t k = work.back();
         work.pop_back();
         if (in[k]) continue;
         in[k] = true;
-        for (std::size_t p : predecessors[k]) work.push_back(p);
+        for (std::size_t n : edges[k]) work.push_back(n);
     }
-    for (std::size_t k = 0; k < predecessors.size(); ++k)
-        if (in[k]) loop.body.push_back(k);
+    return in;
+}
+
+// The natural loop of the back edge branch -> header: the header and every instruction that
+// reaches the branch without passing it, and that the header reaches (paths through a call
+// that is not an atomic, cut from the graph, are not the loop's: a sleep, not a poll).
+void add_natural_loop(const std::vector<std::vector<std::size_t>>& successors,
+                      const std::vector<std::vector<std::size_t>>& predecessors, std::size_t header,
+                      std::size_t branch, std::vector<Loop>& loops) {
+    Loop loop{header, branch, {}};
+    const auto to_branch = reached(predecessors, branch, header);
+    const auto from_header = reached(successors, header, branch);
+    for (std::size_t k = 0; k < successors.size(); ++k)
+        if (to_branch[k] && from_header[k]) loop.body.push_back(k);
     loops.push_back(std::move(loop));
 }
 
@@ -242,7 +252,10 @@ std::vector<Loop> loops_of(const std::vector<Instruction>& code) {
     for (std::size_t i = 0; i < code.size(); ++i) index[code[i].address] = i;
     std::vector<std::vector<std::size_t>> predecessors(code.size()), successors(code.size());
     for (std::size_t i = 0; i < code.size(); ++i) {
-        if (!ends_the_path(code[i]) && i + 1 < code.size()) successors[i].push_back(i + 1);
+        // A call ends the path too unless it is an atomic (an outline-atomics helper): what
+        // runs past it is not a poll of the lock.
+        const bool cut = ends_the_path(code[i]) || (code[i].is_call() && !code[i].is_atomic());
+        if (!cut && i + 1 < code.size()) successors[i].push_back(i + 1);
         if (code[i].is_branch() && code[i].branch_target)
             if (auto t = index.find(*code[i].branch_target); t != index.end())
                 successors[i].push_back(t->second);
@@ -255,7 +268,7 @@ std::vector<Loop> loops_of(const std::vector<Instruction>& code) {
             // its source passes; a compiler often enters a loop in its middle, so neither the
             // header nor the edge need be where the addresses turn back.
             if (!dominates(successors, header, j)) continue;
-            add_natural_loop(predecessors, header, j, loops);
+            add_natural_loop(successors, predecessors, header, j, loops);
         }
     return loops;
 }
