@@ -130,26 +130,30 @@ bool exclusion_failed(const workload::RunResult& run) {
 }
 
 std::string exclusion_summary(const workload::RunResult& run) {
-    std::size_t verified = 0;
+    std::size_t verified = 0, trials = 0;
     std::uint64_t checked = 0;
     std::vector<std::string> failed;
     for (const auto& c : run.cells) {
-        if (c.verification) ++verified, checked += c.verification->acquires;
+        if (c.verification)
+            ++verified, trials += c.verification->trials, checked += c.verification->acquires;
         if (c.overlaps > 0 || c.lost_updates > 0)
             failed.push_back(
                 fmt::format("{} with {} thread{}", c.lock, c.threads, c.threads == 1 ? "" : "s"));
     }
     if (verified == 0 && failed.empty()) return "";
+    // One trial per cell, or with --processes one per process.
+    const std::string per_cell =
+        trials == verified ? "" : fmt::format(" in each of {} processes", run.spec.processes);
     const std::string cells = verified == run.cells.size()
                                   ? (verified == 1 ? "before the measured ones"
                                                    : fmt::format("in each of {} cells", verified))
                                   : fmt::format("in {} of {} cells", verified, run.cells.size());
     if (failed.empty())
-        return fmt::format("no second holder in {} checked acquires (a verification trial {})",
-                           format_si(static_cast<double>(checked)), cells);
+        return fmt::format("no second holder in {} checked acquires (a verification trial {}{})",
+                           format_si(static_cast<double>(checked)), cells, per_cell);
     return fmt::format(
-        "FAILED for {} (see the notes); {} acquires checked, a verification trial {}",
-        fmt::join(failed, ", "), format_si(static_cast<double>(checked)), cells);
+        "FAILED for {} (see the notes); {} acquires checked, a verification trial {}{}",
+        fmt::join(failed, ", "), format_si(static_cast<double>(checked)), cells, per_cell);
 }
 
 std::string describe_workload(const workload::RunResult& run,

@@ -206,3 +206,29 @@ TEST(RunReport, SpreadIsTheFullRangeOverTheMedianInTableAndReport) {
     EXPECT_EQ(analysis::spread_text(analysis::summarize({5})), "-");
     EXPECT_EQ(analysis::spread_text(analysis::summarize({5}), "1 trial"), "1 trial");
 }
+
+// The exclusion line says what was verified: none in files from before verification trials,
+// one trial per cell, one per process with --processes, and which cells failed.
+TEST(RunReport, ExclusionLineSaysWhatTheVerificationTrialsChecked) {
+    workload::RunResult run;
+    run.cells = {cell("tas", 2), cell("cas", 2)};
+    EXPECT_EQ(report::exclusion_summary(run), "");
+    for (auto& c : run.cells) c.verification = workload::Verification{1, 3000, 1000, 0, 0};
+    EXPECT_EQ(report::exclusion_summary(run),
+              "no second holder in 6000 checked acquires (a verification trial in each of 2 "
+              "cells)");
+    EXPECT_NE(report::render_table(run, analysis::summarize(run))
+                  .find("\nexclusion: no second holder in 6000 checked acquires"),
+              std::string::npos);
+    run.spec.processes = 2;
+    for (auto& c : run.cells) c.verification->trials = 2;
+    EXPECT_EQ(report::exclusion_summary(run),
+              "no second holder in 6000 checked acquires (a verification trial in each of 2 "
+              "cells in each of 2 processes)");
+    run.cells[1].verification.reset();
+    run.cells[1].lost_updates = 4;  // a measured trial's count of line 0 came up short
+    EXPECT_EQ(report::exclusion_summary(run),
+              "FAILED for cas with 2 threads (see the notes); 3000 acquires checked, a "
+              "verification trial in 1 of 2 cells in each of 2 processes");
+    EXPECT_TRUE(report::exclusion_failed(run));
+}
