@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh Debian machine: installs what is missing, builds, runs every
+# The whole test suite on a fresh Debian machine: installs what is missing, builds (and lockprof
+# alone without -g, build-release/), runs every
 # test through CTest, then the unit, CLI and integration tests under ASan+UBSan and the unit
 # tests under TSan, then the fuzz targets for a
 # bounded time (clang, libFuzzer; scripts/test-fuzz.sh), then the aarch64 stage (cross build,
@@ -49,6 +50,16 @@ export LOCKPROF_UNITY_BUILD=1
 stage build
 echo "== build (RelWithDebInfo) =="
 "$root/scripts/build.sh" "$root/build" | { grep -v '^\[' || true; }
+# lockprof as many users and packagers build it: Release, no -g, so no inline information for
+# the loop phases (docs/sampling.md, "Loop phases"). The binary alone, in unity batches; the CLI
+# test CliSampling.ReleaseBuildStacksEndInTheAcquireLoop runs it through LOCKPROF_RELEASE_BIN
+# (and skips, saying so, where that is not set).
+stage "release build"
+echo "== build lockprof (Release, without -g) =="
+cmake -S "$root" -B "$root/build-release" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DLOCKPROF_BUILD_TESTS=OFF >/dev/null
+ninja -C "$root/build-release" lockprof | { grep -v '^\[' || true; }
+export LOCKPROF_RELEASE_BIN="$root/build-release/lockprof"
 stage tests
 echo "== tests =="
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"

@@ -9,6 +9,7 @@
 
 #include "lockprof/sampling/stacks.hpp"
 #include "lockprof/symbols/resolver.hpp"
+#include "lockprof/common/number_format.hpp"
 
 namespace lockprof::analysis {
 
@@ -45,6 +46,9 @@ Attribution attribute(const workload::RunResult& run, const sampling::AnnotateOp
                 missing.push_back(objdump);
     for (const auto& objdump : missing)
         a.warnings.push_back(sampling::missing_objdump_warning(objdump));
+    if (std::any_of(a.cells.begin(), a.cells.end(),
+                    [](const auto& cell) { return cell.phases_without_lines; }))
+        a.notes.push_back(sampling::phases_without_lines_note());
     return a;
 }
 
@@ -65,16 +69,23 @@ exporting::FoldedStacks folded_stacks(const workload::RunResult& run,
     if (!run.sampling) return stacks;
     const symbols::SymbolResolver resolver(run.sampling->modules);
     // Mnemonics and loop phases of the annotated functions' instructions, for instruction and
-    // phase leaves; cells share the binary, so one map of each serves them all.
+    // phase leaves; cells share the binary, so one map of mnemonics serves them all. Phases
+    // are each cell's own first: without -g the acquire loop is the one around the cell's
+    // hottest instruction (acquire_loop.hpp), which another cell (1 thread) may not share.
     sampling::MnemonicMap mnemonics;
-    sampling::PhaseMap phases;
+    std::vector<sampling::PhaseMap> own(attribution.cells.size());
+    sampling::PhaseMap every_cell;
     if (leaf != sampling::Leaf::function)
-        for (const auto& cell : attribution.cells) {
-            mnemonics.merge(sampling::mnemonics_of(cell.functions));
-            phases.merge(sampling::phases_of(cell.functions));
+        for (std::size_t i = 0; i < attribution.cells.size(); ++i) {
+            mnemonics.merge(sampling::mnemonics_of(attribution.cells[i].functions));
+            own[i] = sampling::phases_of(attribution.cells[i].functions);
+            every_cell.insert(own[i].begin(), own[i].end());
         }
-    sampling::StackFolder folder(resolver, leaf, &mnemonics, &phases);
-    for (const auto& cell : run.cells) {
+    for (std::size_t i = 0; i < run.cells.size(); ++i) {
+        const auto& cell = run.cells[i];
+        sampling::PhaseMap phases = i < own.size() ? std::move(own[i]) : sampling::PhaseMap{};
+        phases.insert(every_cell.begin(), every_cell.end());  // keeps the cell's own
+        sampling::StackFolder folder(resolver, leaf, &mnemonics, &phases);
         const std::string root = fmt::format("{}/{}t", cell.lock, cell.threads);
         for (const auto& trial : cell.trials)
             for (const auto& thread : trial.threads)
@@ -136,15 +147,15 @@ std::vector<std::string> loss_notes(const workload::RunResult& run) {
                 unsampled += thread.sampled ? 0 : 1;
             }
         if (lost)
-            notes.push_back(fmt::format(
-                "sampling: {} with {} threads lost {} of {} samples (buffer full); shares are "
-                "from the rest. Lower --sample-freq",
-                cell.lock, cell.threads, lost, kept + lost));
+            notes.push_back(
+                fmt::format("sampling: {} with {} lost {} of {} samples (buffer full); shares are "
+                            "from the rest. Lower --sample-freq",
+                            cell.lock, threads_text(cell.threads), lost, kept + lost));
         if (unsampled)
-            notes.push_back(fmt::format(
-                "sampling: {} with {} threads: {} of {} thread runs had no sampler; see the "
-                "note on why",
-                cell.lock, cell.threads, unsampled, threads));
+            notes.push_back(
+                fmt::format("sampling: {} with {}: {} of {} thread runs had no sampler; see the "
+                            "note on why",
+                            cell.lock, threads_text(cell.threads), unsampled, threads));
     }
     return notes;
 }

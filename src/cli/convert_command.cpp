@@ -92,6 +92,7 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
     analysis::Attribution attribution;
     if (outputs.leaf() != sampling::Leaf::function) attribution = analysis::attribute(run, {});
     for (const auto& w : attribution.warnings) fmt::print(stderr, "warning: {}\n", w);
+    for (const auto& n : attribution.notes) fmt::print(stderr, "note: {}\n", n);
     outputs.write([&] {
         return SampledStacks{analysis::folded_stacks(run, attribution, outputs.leaf()),
                              analysis::flamegraph_options(run),

@@ -12,6 +12,7 @@ std::string render_annotations(const workload::RunResult& run,
     if (!run.sampling || top_functions == 0) return "";
     std::string out;
     for (const auto& w : attribution.warnings) out += fmt::format("warning: {}\n", w);
+    for (const auto& n : attribution.notes) out += fmt::format("note: {}\n", n);
     // The short form shows one cell per lock: its largest thread count, the most contended.
     std::map<std::string, unsigned> largest;
     for (const auto& cell : attribution.cells)
@@ -23,7 +24,9 @@ std::string render_annotations(const workload::RunResult& run,
             ++left_out;
             continue;
         }
-        out += "\n" + sampling::render_annotation(cell, *run.sampling, top_functions, detail);
+        // Two appends, not "\n" + ...: GCC 12 -O3 warns (-Wrestrict) falsely on that.
+        out += '\n';
+        out += sampling::render_annotation(cell, *run.sampling, top_functions, detail);
     }
     if (left_out)
         out += fmt::format(

@@ -1,5 +1,6 @@
 #include "lockprof/sampling/acquire_loop.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -32,30 +33,90 @@ std::vector<Span> lock_path_spans(const Instructions& insns) {
     return spans;
 }
 
+// Every backward branch whose target is one of the function's instructions.
+std::vector<Span> backward_spans(const Instructions& insns) {
+    std::vector<Span> spans;
+    for (std::size_t j = 0; j < insns.size(); ++j) {
+        const auto& insn = insns[j].instruction;
+        if (!insn.is_backward_branch()) continue;
+        if (auto i = index_of(insns, *insn.branch_target)) spans.emplace_back(*i, j);
+    }
+    return spans;
+}
+
+// arch::burn()'s loop, the busy work of the measured loop's critical section and parallel
+// work: a decrement by one and a branch back to it (x86 `sub $0x1,%reg; jne`, aarch64
+// `sub xN, xN, #0x1; cbnz`), touching no memory.
+bool is_work_loop(const Instructions& insns, Span span) {
+    const auto& decrement = insns[span.first].instruction;
+    return span.second == span.first + 1 && decrement.mnemonic == "sub" &&
+           (decrement.operands.starts_with("$0x1,%") || decrement.operands.ends_with(", #0x1"));
+}
+
 // Rule 2, without DWARF inline info: the tightest loop around the hottest instruction.
 std::optional<Span> tightest_span_around_hottest(const Instructions& insns) {
     std::size_t hot = 0;
     for (std::size_t i = 0; i < insns.size(); ++i)
         if (insns[i].weight > insns[hot].weight) hot = i;
     std::optional<Span> best;
-    for (std::size_t j = 0; j < insns.size(); ++j) {
-        const auto& insn = insns[j].instruction;
-        if (!insn.is_backward_branch()) continue;
-        auto i = index_of(insns, *insn.branch_target);
-        if (!i || *i > hot || j < hot || j - *i > kMaxFallbackLoop) continue;
-        if (!best || j - *i < best->second - best->first) best = Span(*i, j);
+    for (const auto& [i, j] : backward_spans(insns)) {
+        if (i > hot || j < hot || j - i > kMaxFallbackLoop) continue;
+        if (!best || j - i < best->second - best->first) best = Span(i, j);
+    }
+    return best;
+}
+
+// Rule 2 in lockprof's measured loop without line information: the loop with the most samples
+// (the tighter of equals) that is neither the busy work nor holds it, as the measured loop's
+// own back edge does. Not the loop around the hottest instruction: an uncontended first
+// attempt before the retry loop (cas's `lock cmpxchg`) is often hotter than the loop itself.
+std::optional<Span> hottest_span_outside_busy_work(const Instructions& insns) {
+    const std::vector<Span> spans = backward_spans(insns);
+    std::vector<Span> work;
+    for (const auto& span : spans)
+        if (is_work_loop(insns, span)) work.push_back(span);
+    auto holds_work = [&](Span span) {
+        return std::any_of(work.begin(), work.end(), [&](Span w) {
+            return span.first <= w.first && w.second <= span.second;
+        });
+    };
+    std::optional<Span> best;
+    double best_weight = 0;
+    for (const auto& [i, j] : spans) {
+        if (j - i > kMaxFallbackLoop || holds_work(Span(i, j))) continue;
+        double weight = 0;
+        for (std::size_t k = i; k <= j; ++k) weight += insns[k].weight;
+        if (weight > best_weight ||
+            (best && weight == best_weight && j - i < best->second - best->first)) {
+            best = Span(i, j);
+            best_weight = weight;
+        }
     }
     return best;
 }
 
 }  // namespace acquire_loop_detail
 
+bool measured_loop_without_lines(const HotFunction& function) {
+    const auto& insns = function.instructions;
+    return is_measured_loop(function.name) && !insns.empty() &&
+           std::none_of(insns.begin(), insns.end(),
+                        [](const auto& i) { return !i.source.empty(); });
+}
+
 std::string mark_acquire_loop(HotFunction& function) {
     using namespace acquire_loop_detail;
     auto& insns = function.instructions;
     std::vector<Span> spans = lock_path_spans(insns);
     std::string rule = "inlined lock(), backward branch";
-    if (spans.empty()) {
+    const bool loop_without_lines = measured_loop_without_lines(function);
+    if (spans.empty() && loop_without_lines) {
+        if (auto span = hottest_span_outside_busy_work(insns)) spans.push_back(*span);
+        rule = "no inline info: the measured loop's hottest backward branch outside its busy work";
+        if (spans.empty())
+            return "no inline info, and no samples in a loop but the measured loop itself and "
+                   "its busy work: acquire loop not marked";
+    } else if (spans.empty()) {
         if (auto span = tightest_span_around_hottest(insns)) spans.push_back(*span);
         rule = "no inline info: tightest backward branch around the hottest instruction";
     }

@@ -258,6 +258,13 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
             for (auto& i : f.instructions)
                 if (loop_marked && i.phase == LoopPhase::acquire)
                     i.phase = i.in_acquire_loop ? LoopPhase::acquire_loop : LoopPhase::acquire_rest;
+            // Built without -g: no inline chains, so only the acquire loop the fallback rule
+            // marked is told apart from the rest of the loop.
+            if (measured_loop_without_lines(f)) {
+                a.phases_without_lines = true;
+                for (auto& i : f.instructions)
+                    i.phase = i.in_acquire_loop ? LoopPhase::acquire_loop : LoopPhase::rest_of_loop;
+            }
             const std::string self = symbol_base(f.name);
             for (const auto& i : f.instructions) {
                 if (i.phase != LoopPhase::none) phase_weight[i.phase] += i.weight;
@@ -433,11 +440,12 @@ std::string no_line_information_note(const HotFunction& f) {
     if (f.instructions.empty() || std::any_of(f.instructions.begin(), f.instructions.end(),
                                               [](const auto& i) { return !i.source.empty(); }))
         return "";
+    // lockprof's own loop still has its acquire loop as a phase (measured_loop_without_lines).
     return fmt::format(
         "    {}: no line or inline information (built without -g, or stripped): no source "
-        "lines, no loop phases, and the acquire loop only by the fallback rule; rebuild with "
+        "lines, no loop phases{}, and the acquire loop only by the fallback rule; rebuild with "
         "-g, which costs nothing at run time\n",
-        f.short_name);
+        f.short_name, is_measured_loop(f.name) ? " but the acquire loop" : "");
 }
 
 std::string render_hottest_rows(std::span<const HotFunction> functions) {
@@ -486,6 +494,12 @@ std::string missing_objdump_warning(const std::string& objdump, bool record) {
         "FILE) and run `lockprof annotate FILE --binary COPY` on a machine with binutils, COPY "
         "being the binary that ran (aarch64 binaries on x86: aarch64-linux-gnu-objdump)",
         objdump);
+}
+
+std::string phases_without_lines_note() {
+    return "loop phases: acquire loop only, the rest is `rest of loop` (the measured loop has no "
+           "inline information: built without -g); build with -g (RelWithDebInfo, the default) "
+           "for the critical section, release and parallel work";
 }
 
 std::string render_function_listing(const HotFunction& f, std::string_view loop_name) {

@@ -39,6 +39,8 @@ std::string_view phase_name(LoopPhase phase) {
             return "parallel work";
         case LoopPhase::harness:
             return "loop harness";
+        case LoopPhase::rest_of_loop:
+            return "rest of loop";
         case LoopPhase::none:
             break;
     }

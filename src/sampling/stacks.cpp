@@ -28,7 +28,8 @@ std::string frame_name(const symbols::Location& location) {
     if (location.has_symbol()) return symbols::short_name(location.symbol);
     if (location.module.empty()) return "[unknown]";
     if (location.module.starts_with('[')) return location.module;  // "[vdso]"
-    return "[" + std::filesystem::path(location.module).filename().string() + "]";
+    // fmt, not "[" + name + "]": GCC 12 -O3 warns (-Wrestrict) falsely on that concatenation.
+    return fmt::format("[{}]", std::filesystem::path(location.module).filename().string());
 }
 
 StackFolder::StackFolder(const symbols::SymbolResolver& resolver, Leaf leaf,

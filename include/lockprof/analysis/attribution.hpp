@@ -23,6 +23,9 @@ namespace lockprof::analysis {
 struct Attribution {
     std::vector<sampling::CellAnnotation> cells;  // one per run cell, same order
     std::vector<std::string> warnings;            // e.g. binaries changed since the run
+    // Said once for the run: e.g. that a build without -g has only the acquire loop as a phase.
+    // (Brace-initialised so aggregate initialisations that stop at warnings stay warning-free.)
+    std::vector<std::string> notes{};
 };
 
 // Resolves and annotates a run's raw samples against the mappings saved with them.
@@ -53,7 +56,9 @@ std::vector<std::string> loss_notes(const workload::RunResult& run);
 // Folded stacks of all cells, one root frame per cell ("tas/2t"), callers root first, ending
 // as `leaf` says (sampling::Leaf: the function; the loop phase and instruction in the measured
 // loop, "measured_loop<...>;acquire loop;+0x58 xchg"; every instruction).
-// The attribution's annotated functions name the mnemonics and the acquire loop.
+// The attribution's annotated functions name the mnemonics and the acquire loop; each cell's
+// stacks take the phases its own annotation gave (without -g the acquire loop is marked from
+// the cell's samples), then the other cells'.
 exporting::FoldedStacks folded_stacks(const workload::RunResult& run,
                                       const Attribution& attribution, sampling::Leaf leaf);
 

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -37,6 +39,21 @@ inline std::string format_figure(double value) {
     if (value >= 9.95) return fmt::format("{:.0f}", value);
     if (value >= 0.095) return fmt::format("{:.1f}", value);
     return fmt::format("{:.2g}", value);
+}
+
+// A count with its noun, singular for one: "1 thread", "2 threads", "3 trials".
+inline std::string count_text(std::uint64_t n, std::string_view noun) {
+    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
+// "1 thread", "4 threads": every sentence that names a thread count says it through this.
+inline std::string threads_text(std::uint64_t threads) {
+    return count_text(threads, "thread");
+}
+
+// Two figures already formatted as a range: "0.27-0.28", or one figure when both read the same.
+inline std::string range_text(const std::string& low, const std::string& high) {
+    return low == high ? low : low + "-" + high;
 }
 
 }  // namespace lockprof

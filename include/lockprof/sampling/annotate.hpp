@@ -65,9 +65,12 @@ struct CellAnnotation {
     // include the functions called only from them (an outline-atomics helper's samples).
     double acquire_path_share = 0;
     // Each loop phase's share of all the cell's samples (phases.hpp), in the loop's order, over
-    // the annotated measured loops; empty when no annotated function is one or it has no inline
-    // information.
+    // the annotated measured loops; empty when no annotated function is one. Without line and
+    // inline information only the acquire loop and the rest of the loop.
     std::vector<std::pair<LoopPhase, double>> phase_shares;
+    // An annotated measured loop had no line information (a build without -g): its phases are
+    // only the acquire loop and the rest of the loop (LoopPhase::rest_of_loop).
+    bool phases_without_lines = false;
     double unresolved_share = 0;  // samples no symbol covers
     // Of those, the ones in unnamed code that only the acquire path calls (a stripped libc's
     // outline-atomics helper): counted in the acquire path.
@@ -85,6 +88,10 @@ std::string describe_phases(const CellAnnotation& cell);
 // loop), what is still shown, and how to annotate on another machine. `record`: for `lockprof
 // record`, which keeps no samples to annotate later.
 std::string missing_objdump_warning(const std::string& objdump, bool record = false);
+
+// The one line said once when an annotated measured loop had no line information
+// (CellAnnotation::phases_without_lines): which phases remain, and what -g adds.
+std::string phases_without_lines_note();
 
 // Annotates sets of samples resolved against one resolver; disassembly is shared between
 // calls (cells, or processes of one program, that share functions disassemble them once).

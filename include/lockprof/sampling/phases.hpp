@@ -4,7 +4,9 @@
 // inlines the lock's lock()/try_lock()/unlock() (lockprof::locks::...) and its own
 // critical_section() and parallel_work() (lockprof::workload::...), so every instruction of
 // measured_loop<...> carries the call it came from. Flamegraphs of sampled runs put the phase
-// under the loop's frame (docs/flamegraph.md), the annotation gives each phase's share.
+// under the loop's frame (docs/flamegraph.md), the annotation gives each phase's share. A build
+// without -g has no inline chains: there the annotation's acquire loop (acquire_loop.hpp) is
+// the only phase told apart, the rest is rest_of_loop.
 #pragma once
 
 #include <cstdint>
@@ -25,12 +27,17 @@ enum class LoopPhase {
     release,       // the inlined unlock()
     parallel,      // busy work outside the lock
     harness,       // the loop's own counting, stop check, latency bookkeeping
+    // Without line and inline information (a build without -g), every instruction of the loop
+    // outside its acquire loop: only the acquire loop can be told apart there
+    // (acquire_loop.hpp, measured_loop_without_lines).
+    rest_of_loop,
 };
 
-// Every phase but none, in the loop's order.
+// Every phase but none, in the loop's order (rest_of_loop, which only a build without -g has,
+// last).
 inline constexpr LoopPhase kLoopPhases[] = {
     LoopPhase::acquire_loop, LoopPhase::acquire_rest, LoopPhase::acquire, LoopPhase::critical,
-    LoopPhase::release,      LoopPhase::parallel,     LoopPhase::harness};
+    LoopPhase::release,      LoopPhase::parallel,     LoopPhase::harness, LoopPhase::rest_of_loop};
 
 // The frame name a flamegraph shows, "acquire loop"; "" for none.
 std::string_view phase_name(LoopPhase phase);

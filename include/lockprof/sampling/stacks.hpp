@@ -46,7 +46,9 @@ class StackFolder {
     // when `mnemonics` has the address). `phases` gives the acquire loop's instructions (the
     // annotation marked them); without it, or for a measured loop it does not cover, the
     // phase comes from the inline chain alone and the acquire loop is not told apart from the
-    // rest of lock(). `resolver`, `mnemonics` and `phases` must outlive the folder.
+    // rest of lock(). A build without -g has no inline chains: its loop's phases (acquire loop,
+    // rest of loop) come from `phases` only. `resolver`, `mnemonics` and `phases` must outlive
+    // the folder.
     StackFolder(const symbols::SymbolResolver& resolver, Leaf leaf,
                 const MnemonicMap* mnemonics = nullptr, const PhaseMap* phases = nullptr);
 

@@ -1,9 +1,11 @@
 // The acquire-loop heuristic (acquire_loop.hpp) on synthetic x86-64 and aarch64 listings, parsed
-// from objdump text as the annotator gets them: the DWARF rule, the no-DWARF rule, listings
-// without a backward branch, and branches out of range.
+// from objdump text as the annotator gets them: the DWARF rule, the no-DWARF rule (in lockprof's
+// own measured loop built without -g, without its busy work), listings without a backward
+// branch, and branches out of range.
 #include "lockprof/sampling/acquire_loop.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -162,6 +164,120 @@ HotFunction long_loop(std::size_t nops) {
     for (const auto& t : text) lines.push_back({t.c_str()});
     lines[nops / 2].weight = 1;
     return function_of(lines);
+}
+
+// lockprof's measured loop of tas built without -g (x86-64): the first exchange, the retry loop
+// [600b, 6016], an increment of a shared line, the critical section's busy work (arch::burn():
+// `sub $0x1; jne` [6021, 6025]), the release store, the parallel busy work [6032, 6036], the
+// harness and the loop's own back edge [6000, 6040].
+constexpr const char* kMeasuredLoopName =
+    "void lockprof::workload::native::measured_loop<lockprof::locks::native::TasLock<"
+    "(lockprof::arch::Delay)1>, false>(void*, lockprof::workload::LoopArgs const&)";
+const std::vector<Line> kX86MeasuredLoop = {
+    {"    6000:\tba 01 00 00 00       \tmov    $0x1,%edx"},
+    {"    6005:\t87 17                \txchg   %edx,(%rdi)"},
+    {"    6007:\t85 d2                \ttest   %edx,%edx"},
+    {"    6009:\t74 0d                \tje     6018 <f+0x18>"},
+    {"    600b:\tf3 90                \tpause"},
+    {"    600d:\tba 01 00 00 00       \tmov    $0x1,%edx"},
+    {"    6012:\t87 17                \txchg   %edx,(%rdi)"},
+    {"    6014:\t85 d2                \ttest   %edx,%edx"},
+    {"    6016:\t75 f3                \tjne    600b <f+0xb>"},
+    {"    6018:\t48 83 06 01          \taddq   $0x1,(%rsi)"},
+    {"    601c:\t48 85 c9             \ttest   %rcx,%rcx"},
+    {"    601f:\t74 06                \tje     6027 <f+0x27>"},
+    {"    6021:\t48 83 e9 01          \tsub    $0x1,%rcx"},
+    {"    6025:\t75 fa                \tjne    6021 <f+0x21>"},
+    {"    6027:\tc7 07 00 00 00 00    \tmovl   $0x0,(%rdi)"},
+    {"    602d:\t48 85 d2             \ttest   %rdx,%rdx"},
+    {"    6030:\t74 06                \tje     6038 <f+0x38>"},
+    {"    6032:\t48 83 ea 01          \tsub    $0x1,%rdx"},
+    {"    6036:\t75 fa                \tjne    6032 <f+0x32>"},
+    {"    6038:\t49 83 c0 01          \tadd    $0x1,%r8"},
+    {"    603c:\t41 80 39 00          \tcmpb   $0x0,(%r9)"},
+    {"    6040:\t74 be                \tje     6000 <f>"},
+    {"    6042:\tc3                   \tret"},
+};
+
+HotFunction measured_loop_of(std::vector<Line> lines,
+                             std::vector<std::pair<std::size_t, double>> weights,
+                             const char* name = kMeasuredLoopName) {
+    for (auto [index, weight] : weights) lines[index].weight = weight;
+    HotFunction f = function_of(lines);
+    f.name = name;
+    return f;
+}
+
+TEST(AcquireLoop, AMeasuredLoopWithoutLinesIsOneWithoutDebugInformation) {
+    HotFunction f = measured_loop_of(kX86MeasuredLoop, {});
+    EXPECT_TRUE(measured_loop_without_lines(f));
+    f.instructions[4].source = "tas.hpp:31";
+    EXPECT_FALSE(measured_loop_without_lines(f)) << "a build with -g";
+    EXPECT_FALSE(measured_loop_without_lines(measured_loop_of(kX86MeasuredLoop, {}, "s_lock")));
+    HotFunction not_disassembled;
+    not_disassembled.name = kMeasuredLoopName;
+    EXPECT_FALSE(measured_loop_without_lines(not_disassembled));
+}
+
+// Without -g the busy work is where a long critical section's samples go, but it is no spin:
+// the acquire loop is the loop with the most samples outside it.
+constexpr const char* kWithoutLinesRule =
+    "no inline info: the measured loop's hottest backward branch outside its busy work ";
+TEST(AcquireLoop, WithoutLinesTheMeasuredLoopsBusyWorkIsNoAcquireLoop) {
+    HotFunction f = measured_loop_of(kX86MeasuredLoop, {{12, 100}, {13, 80}, {6, 30}, {4, 10}});
+    EXPECT_EQ(mark_acquire_loop(f), std::string(kWithoutLinesRule) + "600b..6016");
+    EXPECT_EQ(marked(f), (Indices{4, 5, 6, 7, 8}));
+    // Another program's two-instruction loop is taken as it always was.
+    HotFunction other =
+        measured_loop_of(kX86MeasuredLoop, {{12, 100}, {13, 80}, {6, 30}}, "spin_here");
+    EXPECT_EQ(mark_acquire_loop(other),
+              "no inline info: tightest backward branch around the hottest instruction "
+              "6021..6025");
+    // And so is lockprof's loop with -g (its acquire loop comes from the DWARF rule anyway).
+    HotFunction with_lines = measured_loop_of(kX86MeasuredLoop, {{12, 100}, {6, 30}});
+    with_lines.instructions[0].source = "loop.hpp:200";
+    mark_acquire_loop(with_lines);
+    EXPECT_EQ(marked(with_lines), (Indices{12, 13}));
+}
+
+// The first exchange, before the retry loop, is the hottest instruction (cas at low
+// contention): the only loop around it is the measured loop itself, which holds the busy work
+// and is no acquire loop; the retry loop, with fewer samples, is.
+TEST(AcquireLoop, WithoutLinesTheMeasuredLoopItselfIsNoAcquireLoop) {
+    HotFunction f = measured_loop_of(kX86MeasuredLoop, {{2, 50}, {6, 5}, {19, 5}});
+    EXPECT_EQ(mark_acquire_loop(f), std::string(kWithoutLinesRule) + "600b..6016");
+    EXPECT_EQ(marked(f), (Indices{4, 5, 6, 7, 8}));
+    HotFunction other = measured_loop_of(kX86MeasuredLoop, {{2, 50}, {6, 5}, {19, 5}}, "spin_here");
+    mark_acquire_loop(other);
+    EXPECT_EQ(marked(other).size(), 22u) << "another program's outer loop, as before";
+    // No sample in a loop but the busy work and the measured loop: no acquire loop at all.
+    HotFunction busy = measured_loop_of(kX86MeasuredLoop, {{12, 100}, {17, 40}, {2, 10}});
+    EXPECT_EQ(mark_acquire_loop(busy),
+              "no inline info, and no samples in a loop but the measured loop itself and its "
+              "busy work: acquire loop not marked");
+    EXPECT_TRUE(marked(busy).empty());
+}
+
+// aarch64's busy work is `sub xN, xN, #0x1; cbnz`: the same rule.
+TEST(AcquireLoop, WithoutLinesTheBusyWorkIsLeftOutOnAarch64Too) {
+    HotFunction f = measured_loop_of(
+        {
+            {"  400600:\t52800021 \tmov\tw1, #0x1"},
+            {"  400604:\t885ffe60 \tldaxr\tw0, [x19]"},
+            {"  400608:\t35000060 \tcbnz\tw0, 400614 <f+0x14>"},
+            {"  40060c:\t88027e61 \tstxr\tw2, w1, [x19]"},
+            {"  400610:\t35ffffa2 \tcbnz\tw2, 400604 <f+0x4>"},
+            {"  400614:\t35ffff80 \tcbnz\tw0, 400604 <f+0x4>"},
+            {"  400618:\tb4000060 \tcbz\tx3, 400624 <f+0x24>"},
+            {"  40061c:\td1000463 \tsub\tx3, x3, #0x1"},
+            {"  400620:\tb5ffffe3 \tcbnz\tx3, 40061c <f+0x1c>"},
+            {"  400624:\t889ffe7f \tstlr\twzr, [x19]"},
+            {"  400628:\t17fffff6 \tb\t400600 <f>"},
+        },
+        {{7, 100}, {3, 30}});
+    // [400604, 400610] and [400604, 400614] hold the same samples: the tighter one.
+    EXPECT_EQ(mark_acquire_loop(f), std::string(kWithoutLinesRule) + "400604..400610");
+    EXPECT_EQ(marked(f), (Indices{1, 2, 3, 4}));
 }
 
 TEST(AcquireLoop, WithoutDwarfAFallbackLoopLongerThanTheLimitIsNotMarked) {

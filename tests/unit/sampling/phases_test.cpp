@@ -54,6 +54,7 @@ TEST(LoopPhase, TheOutermostCallOfTheLoopDecides) {
 
 TEST(LoopPhase, NamesAndMeasuredLoops) {
     EXPECT_EQ(phase_name(LoopPhase::acquire_loop), "acquire loop");
+    EXPECT_EQ(phase_name(LoopPhase::rest_of_loop), "rest of loop");  // a build without -g
     EXPECT_EQ(phase_name(LoopPhase::none), "");
     for (const LoopPhase phase : kLoopPhases) EXPECT_FALSE(phase_name(phase).empty());
     EXPECT_TRUE(is_measured_loop(
