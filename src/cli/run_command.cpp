@@ -2,12 +2,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <set>
 #include <thread>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/arguments.hpp"
@@ -16,9 +18,12 @@
 #include "cli/process_runner.hpp"
 #include "cli/profile.hpp"
 #include "cli/run_extension.hpp"
+#include "cli/sweep_progress.hpp"
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/git_revision.hpp"
+#include "lockprof/common/output_registry.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/common/signal_name.hpp"
 #include "lockprof/report/json.hpp"
@@ -51,7 +56,8 @@ po::options_description workload_options() {
          "thread counts to sweep: 1,2,4,8 or ranges 1-4 (default: powers of two up to the "
          "number of CPUs). More threads than CPUs is allowed: that is oversubscription")
         ("duration,d", po::value<std::string>()->default_value("500ms"),
-         "how long each trial runs: 2s, 500ms, 250us")
+         "how long each trial runs: 2s, 500ms, 250us. Every duration option needs its unit "
+         "(ns, us, ms, s, m): a bare 100 is refused, not taken as 100 s; only 0 may go without")
         ("acquires,n", po::value<std::string>(),
          "instead of --duration, stop each thread after this many acquires (50000, 50k)")
         ("critical-ns", po::value<std::string>()->default_value("0"),
@@ -73,9 +79,9 @@ po::options_description workload_options() {
          "between cores like a real critical section's. 0: none, as lockhammer's default "
          "(the verification trial then checks exclusion with a word next to the lock, on its "
          "own cache line; measured trials touch nothing there). "
-         "With the default 1 line every handoff moves the data's line as well as the lock's: "
-         "lockhammer's default critical section touches no data, and 2-thread tas ran at "
-         "half its rate here until --shared-lines 0 (see README, reading the table)")
+         "With the default 1 line every handoff moves the data's line as well as the lock's, "
+         "while lockhammer's default critical section touches no data: compare with it at "
+         "--shared-lines 0 (README, reading the table, has a measured example)")
         ("data", po::value<std::string>()->default_value("separate"),
          "where the first shared line's datum sits: separate (default: every line apart "
          "from the lock, so the figures show the lock's own line traffic with the data's "
@@ -120,8 +126,9 @@ po::options_description workload_options() {
         ("warmup", po::value<std::string>()->default_value("0"),
          "how long each cell's verification trial runs (e.g. 200ms): every cell first runs "
          "one trial with the exclusion check on every acquire, unrecorded among the measured "
-         "trials, which also warms it up; without --warmup it lasts as long as a trial, at "
-         "most 200 ms. A lock that claims no exclusion (empty) only warms up, with --warmup")
+         "trials, which also warms it up; without --warmup (or with the default 0, which needs "
+         "no unit) it lasts as long as a trial, at most 200 ms. A lock that claims no "
+         "exclusion (empty) only warms up, with --warmup")
         ("trials", po::value<std::string>()->default_value("3"),
          "repetitions of each cell; figures are medians with the trials' spread, and "
          "comparisons with the first lock get a 95% interval and a verdict (3 or more; "
@@ -157,7 +164,14 @@ po::options_description output_options() {
         ("output,o", po::value<std::string>(),
          "write the full result as JSON (schema: docs/result-schema.md)")
         ("csv", po::value<std::string>(), "write one CSV row per lock and thread count")
-        ("quiet,q", po::bool_switch(), "do not print the table")
+        ("quiet,q", po::bool_switch(),
+         "do not print the table (the files written are still named on stderr, one line each)")
+        ("verbose,v", po::bool_switch(),
+         "print everything: every table column (ns/acq, ticks/acq, event columns of zeros), "
+         "the full legend and verdict method, each cell's own notes and each pair's whole "
+         "explanation. By default a run prints one note per kind for all the cells it applies "
+         "to and one line per conclusion; --output JSON and `lockprof report` keep everything "
+         "either way")
         ("profile,p", po::value<std::string>(),
          "read options from an INI profile (profiles/*.ini); the command line wins");
     // clang-format on
@@ -343,6 +357,11 @@ workload::RunSpec spec_from(const po::variables_map& vm,
     return spec;
 }
 
+analysis::Detail output_detail(const po::variables_map& vm) {
+    return vm.count("verbose") && vm["verbose"].as<bool>() ? analysis::Detail::full
+                                                           : analysis::Detail::brief;
+}
+
 void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
                    const std::vector<analysis::CellSummary>& summaries,
                    const std::vector<std::unique_ptr<RunExtension>>& extensions) {
@@ -352,7 +371,7 @@ void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
         return;
     }
     if (!vm["quiet"].as<bool>()) {
-        std::cout << report::render_table(run, summaries);
+        std::cout << report::render_table(run, summaries, output_detail(vm));
         std::cout.flush();
     }
     for (const auto& extension : extensions) extension->write_outputs(run, summaries, std::cout);
@@ -363,6 +382,35 @@ void write_outputs(const po::variables_map& vm, const workload::RunResult& run,
             report::json_text(report::to_json(run, summaries, report::RawSamples::omit), 2));
     if (vm.count("csv"))
         write_output(vm["csv"].as<std::string>(), report::render_csv(run, summaries));
+}
+
+// "lockprof: wrote run.json", one line per file the run wrote, its own outputs and its
+// extensions' (plots, HTML report, flamegraph, folded, pprof, samples), in the order written,
+// once, after all of them: the output registry records every file write_output() puts in place
+// (common/output_registry.hpp). On stderr, not stdout: stdout carries the table and what the
+// extensions print, which `lockprof ... > table.txt` or a pipe should read unchanged, and stderr
+// is where lockprof says what it did (warnings, interruptions). --quiet keeps its meaning, no
+// table; the files are still named. Standard output ("-") is not a file and is not named; nor
+// are --processes' children's result files, which are their parent's business.
+void name_files_written() {
+    for (const auto& file : outputs::written_files())
+        fmt::print(stderr, "lockprof: wrote {}\n", file);
+    std::fflush(stderr);
+}
+
+// write_outputs(), then the files written named, even when a later output failed (its error
+// follows them).
+void write_and_name_outputs(const po::variables_map& vm, const workload::RunResult& run,
+                            const std::vector<analysis::CellSummary>& summaries,
+                            const std::vector<std::unique_ptr<RunExtension>>& extensions) {
+    const bool child = vm.count(kChildResultOption) > 0;
+    try {
+        write_outputs(vm, run, summaries, extensions);
+    } catch (...) {
+        if (!child) name_files_written();
+        throw;
+    }
+    if (!child) name_files_written();
 }
 
 // The run's options: the workload's and the outputs', then each extension's, then general.
@@ -393,7 +441,7 @@ RunOptions declare_options(const std::vector<std::unique_ptr<RunExtension>>& ext
 
 void print_version() {
     fmt::print("lockprof {} ({})\nbuilt with {} ({}, {})\nflags: {}\n", LOCKPROF_VERSION,
-               LOCKPROF_GIT_REVISION, LOCKPROF_COMPILER, LOCKPROF_BUILD_TYPE,
+               git_revision(), LOCKPROF_COMPILER, LOCKPROF_BUILD_TYPE,
 #ifdef NDEBUG
                "assertions off",
 #else
@@ -448,16 +496,22 @@ void add_fifo_warnings(const workload::Plan& plan, bool child, workload::RunResu
     }
 }
 
-// "[3/12] tas, 2 threads, trial 1" on a terminal's stderr line ("[3]" with --trials auto,
-// whose count is not known ahead); nothing when it is not one.
+// "[3/12, about 1m 20s left] tas with 2 threads, trial 1/3" on a terminal's stderr, one line
+// rewritten in place ("[3, up to 40s left]" with --trials auto, whose count is not known ahead;
+// the time left only for a sweep of more than a few seconds: cli/sweep_progress.hpp); nothing
+// when stderr is not a terminal, so pipes, logs and JSON never see it.
 workload::SweepHooks progress_hooks(const workload::Plan& plan, bool show) {
     workload::SweepHooks hooks;
     if (!show) return hooks;
-    const std::string steps =
-        plan.spec.max_time_ns ? "" : fmt::format("/{}", plan.cells.size() * plan.spec.trials);
-    hooks.progress = [steps, step = std::size_t{0}](const std::string& what) mutable {
-        if (what.rfind("warm-up", 0) != 0 && what.rfind(workload::kVerifyingPrefix, 0) != 0) ++step;
-        fmt::print(stderr, "\r\033[K[{}{}] {}", step, steps, what);
+    auto progress = std::make_shared<SweepProgress>(sweep_shape(plan), SweepProgress::Clock::now());
+    hooks.progress = [progress](const std::string& what) {
+        std::string line = progress->line(what, SweepProgress::Clock::now());
+        // A line wider than the terminal would wrap, and "\r" rewrites only its last row.
+        winsize size{};
+        if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1 &&
+            line.size() >= size.ws_col)
+            line.resize(size.ws_col - 1u);
+        fmt::print(stderr, "\r\033[K{}", line);
         std::fflush(stderr);
     };
     return hooks;
@@ -542,7 +596,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
         run.notes.push_back(std::string("STALLED: ") + e.what());
         interrupts::writing_outputs();
         for (const auto& extension : extensions) extension->finish(run);
-        write_outputs(vm, run, analysis::summarize(run, verdict), extensions);
+        write_and_name_outputs(vm, run, analysis::summarize(run, verdict), extensions);
         std::fflush(stdout);
         fmt::print(stderr, "lockprof: {}\n", e.what());
         std::fflush(stderr);
@@ -554,7 +608,7 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
 
     // Results, analysis, outputs.
     for (const auto& extension : extensions) extension->finish(run);
-    write_outputs(vm, run, analysis::summarize(run, verdict), extensions);
+    write_and_name_outputs(vm, run, analysis::summarize(run, verdict), extensions);
     if (interrupts::exit_code() != 0) return interrupted_exit(run);
     return 0;
 }

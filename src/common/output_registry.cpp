@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -27,6 +28,9 @@ constexpr std::size_t kSlots = 256;
 std::array<Slot, kSlots> g_slots;
 std::atomic<std::size_t> g_used{0};
 std::mutex g_mutex;  // registration only, never taken in a handler
+// Every output written in place, in order (written_files()); under g_mutex, never read in a
+// handler.
+std::vector<std::string> g_written;
 
 // Every string kept, reachable for the process's life (so LeakSanitizer does not call a
 // replaced temporary's name a leak) and never destroyed, not even at exit, when a signal may
@@ -93,6 +97,14 @@ void writing(const std::filesystem::path& target, const std::filesystem::path& t
 void written(const std::filesystem::path& target) {
     std::lock_guard lock(g_mutex);
     if (Slot* s = slot_of(target)) s->state.store(kWritten);
+    const std::string name = target.string();
+    if (name != "-" && std::find(g_written.begin(), g_written.end(), name) == g_written.end())
+        g_written.push_back(name);
+}
+
+std::vector<std::string> written_files() {
+    std::lock_guard lock(g_mutex);
+    return g_written;
 }
 
 void abandoned(const std::filesystem::path& target) {

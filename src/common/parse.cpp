@@ -53,8 +53,16 @@ std::uint64_t parse_duration_ns(std::string_view text, std::string_view option) 
         ++unit_at;
     const std::string number(s.substr(0, unit_at));
     const std::string_view unit = s.substr(unit_at);
-    if (number.empty() || std::count(number.begin(), number.end(), '.') > 1)
+    if (number.find_first_of("0123456789") == std::string::npos ||
+        std::count(number.begin(), number.end(), '.') > 1)
         throw bad("is not a number");
+    const double number_value = std::strtod(number.c_str(), nullptr);
+    // A bare number is refused: `--duration 100` once meant 100 s per trial, which nobody who
+    // typed it expected. Zero is zero in every unit, so "0" stays (--warmup's default).
+    if (unit.empty() && number_value != 0)
+        throw UsageError(
+            fmt::format("--{}: '{}' has no unit; write e.g. {}ms or {}s (units: ns, us, ms, s, m)",
+                        option, text, number, number));
     double multiplier = 0;
     if (unit.empty() || unit == "s")
         multiplier = 1e9;
@@ -68,7 +76,7 @@ std::uint64_t parse_duration_ns(std::string_view text, std::string_view option) 
         multiplier = 60e9;
     else
         throw bad(fmt::format("has unknown unit '{}'", unit));
-    const double value = std::strtod(number.c_str(), nullptr) * multiplier;
+    const double value = number_value * multiplier;
     if (!std::isfinite(value) || value > 1e18) throw bad("is too long");
     return static_cast<std::uint64_t>(std::llround(value));
 }

@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/locks/catalog.hpp"
 
@@ -39,6 +41,23 @@ const RunnableLock* find_lock(std::string_view name) {
             "lock '{}': {} does not depend on the ISA flavour (its code is the same in every "
             "flavour); use '{}'",
             name, name.substr(0, at), name.substr(0, at)));
+    if (at != std::string_view::npos) {
+        const std::string_view algorithm = name.substr(0, at), flavour = name.substr(at + 1);
+        const bool aarch64_flavour = std::find(kAarch64Flavours.begin(), kAarch64Flavours.end(),
+                                               flavour) != kAarch64Flavours.end();
+        const bool built = std::any_of(lock_catalog().begin(), lock_catalog().end(),
+                                       [&](const auto& lock) { return lock.flavour == flavour; });
+        const bool known =
+            std::any_of(lock_catalog().begin(), lock_catalog().end(),
+                        [&](const auto& lock) { return lock.algorithm == algorithm; });
+        if (aarch64_flavour && !built)
+            throw UsageError(fmt::format(
+                "lock '{}': the {} flavours exist only in aarch64 builds, where each compiles the "
+                "lock code with its own -march flags; this build is for {}: {}",
+                name, fmt::join(kAarch64Flavours, ", "), arch::kArchName,
+                known ? fmt::format("use '{}', or run an aarch64 build of lockprof", algorithm)
+                      : std::string("use a name `lockprof list-locks` shows")));
+    }
     return nullptr;
 }
 

@@ -11,6 +11,7 @@
 
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/files.hpp"
+#include "lockprof/common/git_revision.hpp"
 #include "lockprof_build_info.hpp"
 
 namespace lockprof::workload {
@@ -101,7 +102,7 @@ Provenance collect_provenance(const std::vector<std::string>& argv,
                               const std::filesystem::path& root) {
     Provenance p;
     p.lockprof_version = LOCKPROF_VERSION;
-    p.git_revision = LOCKPROF_GIT_REVISION;
+    p.git_revision = std::string(git_revision());  // at build time, not configure time
     std::string command;
     for (const auto& arg : argv) {
         if (!command.empty()) command += ' ';

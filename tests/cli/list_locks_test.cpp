@@ -211,6 +211,29 @@ TEST(CliListLocks, AFlavourOnAFlavourIndependentLockIsAUsageError) {
     EXPECT_NE(r.err.find("use 'pthread-spin'"), std::string::npos) << r.err;
 }
 
+// Outside an aarch64 build, an aarch64 flavour is not an "unknown lock": every place that
+// resolves a lock name says where the flavours exist and what to use instead (issue 30).
+TEST(CliListLocks, AnAarch64FlavourElsewhereSaysWhereItExists) {
+#if defined(__aarch64__)
+    GTEST_SKIP() << "an aarch64 build: cas@llsc exists here";
+#endif
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"list-locks", "--disasm", "cas@llsc"},
+             {"--lock", "cas@llsc", "--threads=1", "--duration=10ms"},
+             {"--lock=tas,cas@llsc", "--threads=1", "--duration=10ms"}}) {
+        const auto r = run_lockprof(args);
+        EXPECT_EQ(r.exit_code, 2) << args[1] << ": " << r.err;
+        EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+        EXPECT_EQ(r.err.find("unknown lock"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("lock 'cas@llsc': the llsc, lse, outline flavours exist only in "
+                             "aarch64 builds"),
+                  std::string::npos)
+            << r.err;
+        EXPECT_NE(r.err.find("use 'cas'"), std::string::npos) << r.err;
+        EXPECT_TRUE(r.out.empty()) << r.out;
+    }
+}
+
 TEST(CliListLocks, PostgresVariantRunsWithItsReleasesDelay) {
     const auto r = run_lockprof(
         {"--lock=pg13-slock,pg18-slock", "--threads=2", "--duration=30ms", "--trials=1"});

@@ -92,6 +92,7 @@ TEST(CliRecord, BadTargetsAreUsageErrors) {
              {"record", "--match", "("},
              {"record", "--duration", "1s", "--", "true"},
              {"record", "--pid", "1", "--duration", "0s"},
+             {"record", "--pid", "1", "--duration", "5"},  // no unit: 5ms? 5s? (issue 30)
              {"record", "--pid", "1", "--lock-pattern", "(x"},
              {"record", "--pid", "1", "--leaf", "bogus"},
              {"record", "--pid", "1", "--sample-freq", "0"},
@@ -101,6 +102,9 @@ TEST(CliRecord, BadTargetsAreUsageErrors) {
         EXPECT_EQ(count_lines(r.err), 1) << r.err;
         EXPECT_TRUE(r.out.empty());
     }
+    const auto bare = run_lockprof({"record", "--pid", "1", "--duration", "5"});
+    EXPECT_NE(bare.err.find("--duration: '5' has no unit; write e.g. 5ms or 5s"), std::string::npos)
+        << bare.err;
 }
 
 TEST(CliRecord, NoSuchProcess) {

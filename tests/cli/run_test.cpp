@@ -1,5 +1,6 @@
 // Golden tests of the default command: table shape, JSON and CSV content, bad input.
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -30,10 +31,11 @@ TEST(CliRun, TableHasOneSectionPerThreadCountAndOneRowPerLock) {
     auto r =
         run_lockprof({"--lock=tas,ttas,cas", "--threads=1,2", "--duration=50ms", "--trials=2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("\n1 thread\n"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("\n2 threads\n"), std::string::npos) << r.out;
+    // Brief (the default): the thread count heads each table's lock column.
+    EXPECT_NE(r.out.find("\n  1 thread  delay"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n  2 threads  delay"), std::string::npos) << r.out;
     for (const char* column :
-         {"acquires/s", "ns/acq", "cpu ns/acq", "rmw/acq", "spins/acq", "fairness", "vs first"})
+         {"acquires/s", "cpu ns/acq", "rmw/acq", "spins/acq", "fairness", "vs first"})
         EXPECT_NE(r.out.find(column), std::string::npos) << column;
     // Each lock appears once per thread count, the first as the baseline.
     std::size_t baselines = 0, pos = 0;
@@ -44,13 +46,33 @@ TEST(CliRun, TableHasOneSectionPerThreadCountAndOneRowPerLock) {
     EXPECT_TRUE(r.err.empty()) << "no progress output when stderr is not a terminal: " << r.err;
     // Two trials: the comparisons state their limit instead of a verdict or an interval.
     EXPECT_NE(r.out.find("x, too few trials (2 per side)"), std::string::npos) << r.out;
+    // One line for the four pairs that share the limit.
+    EXPECT_NE(r.out.find("ttas, cas vs tas at 1 and 2 threads: 2 trials per side: too few for an "
+                         "interval (at least 3 per side); run --trials 5 or more"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("acquires/s: geometric mean of trials; vs first: their ratio at 98.75% "
+                         "(Bonferroni over 4)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("within noise"), std::string::npos) << r.out;
+
+    // --verbose: the sections, columns and sentences in full.
+    r = run_lockprof(
+        {"--lock=tas,ttas,cas", "--threads=1,2", "--duration=20ms", "--trials=2", "--verbose"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\n1 thread\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n2 threads\n"), std::string::npos) << r.out;
+    for (const char* column : {"  ns/acq", "ticks/acq", "context_switches/acq"})
+        EXPECT_NE(r.out.find(column), std::string::npos) << column << "\n" << r.out;
     EXPECT_NE(r.out.find("ttas vs tas at 1 thread: 2 trials per side: too few for an interval "
                          "(at least 3 per side); run --trials 5 or more"),
               std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("vs first: verdicts: ratio of geometric means"), std::string::npos);
     EXPECT_NE(r.out.find("(Bonferroni: 95% over 4 comparisons)"), std::string::npos) << r.out;
-    EXPECT_EQ(r.out.find("within noise"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("build: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("lock page normal (heap), pin none"), std::string::npos) << r.out;
 }
 
 TEST(CliRun, JsonAndCsvCarryResultsAndProvenance) {
@@ -60,6 +82,9 @@ TEST(CliRun, JsonAndCsvCarryResultsAndProvenance) {
                            (dir / "r.csv").string(), "--quiet"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out.empty()) << "--quiet prints no table";
+    // Each file written is named once, at the end, on stderr (--quiet is about the table).
+    EXPECT_EQ(r.err, "lockprof: wrote " + (dir / "r.json").string() + "\nlockprof: wrote " +
+                         (dir / "r.csv").string() + "\n");
     const auto doc = nlohmann::json::parse(lockprof::test::read_all(dir / "r.json"));
     EXPECT_EQ(doc["schema"], "lockprof.result");
     EXPECT_EQ(doc["schema_version"], 1);
@@ -94,6 +119,62 @@ TEST(CliRun, JsonAndCsvCarryResultsAndProvenance) {
               std::string("lock,algorithm,flavour,delay,threads,tri"));
     EXPECT_EQ(lockprof::test::count_lines(csv), 3);  // header + 2 cells
     EXPECT_NE(csv.find("\ncas,cas,,"), std::string::npos) << csv;
+}
+
+// Every file a run writes, its own and its extensions' (plot, HTML report, folded stacks,
+// flamegraph, pprof, samples), is named once on stderr after the table and all the outputs;
+// stdout carries only the table, and "-" (stdout) is not a file to name (issue 30).
+TEST(CliRun, EveryFileWrittenIsNamedOnceAfterTheRun) {
+    TempDir dir;
+    const std::vector<std::pair<std::string, std::string>> files{
+        {"--output", "r.json"},           {"--plot", "r.svg"},           {"--report", "r.html"},
+        {"--folded", "r.folded"},         {"--flamegraph", "flame.svg"}, {"--pprof", "r.pb.gz"},
+        {"--samples-out", "samples.json"}};
+    std::vector<std::string> args{"--lock=tas", "--threads=1", "--duration=50ms",
+                                  "--trials=1", "--csv",       "-"};
+    for (const auto& [option, name] : files) {
+        args.push_back(option);
+        args.push_back((dir / name).string());
+    }
+    const auto r = run_lockprof(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const auto& [option, name] : files) {
+        const std::string line = "lockprof: wrote " + (dir / name).string() + "\n";
+        EXPECT_TRUE(std::filesystem::exists(dir / name)) << option;
+        EXPECT_EQ(lockprof::test::occurrences(r.err, line), 1) << option << ":\n" << r.err;
+    }
+    EXPECT_EQ(r.err.find("wrote -"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("wrote"), std::string::npos) << "stdout keeps the table: " << r.out;
+    EXPECT_NE(r.out.find("lock,algorithm,flavour"), std::string::npos) << "--csv - on stdout";
+    // The lines close stderr, after every output: nothing but them from the first on.
+    const std::string tail = r.err.substr(r.err.find("lockprof: wrote "));
+    EXPECT_EQ(lockprof::test::occurrences(tail, "\n"), static_cast<int>(files.size())) << tail;
+}
+
+// On a terminal (a pseudo-terminal from script(1)), the progress line of a sweep of more than
+// a few seconds says the time left, rewritten in place, and is cleared before the outputs; with
+// stderr a file or pipe there is none (CliRun.TableHasOneSectionPerThreadCountAndOneRowPerLock).
+TEST(CliRun, ProgressOnATerminalSaysTheTimeLeft) {
+    if (lockprof::test::find_program({"script"}).empty())
+        GTEST_SKIP() << "script (util-linux) is not installed: no pseudo-terminal to run on";
+    TempDir dir;
+    // 0.2 s verifying, then 5 trials of 1 s: more than kShowTimeLeftFrom (5 s).
+    const std::string run = lockprof::test::shell_quote(LOCKPROF_BIN) +
+                            " --lock=tas --threads=1 --duration=1s --trials=5 --quiet --output " +
+                            lockprof::test::shell_quote((dir / "r.json").string()) + " >/dev/null";
+    const auto r =
+        lockprof::test::shell("script -qec " + lockprof::test::shell_quote(run) + " /dev/null");
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("\r\033[K[0/5, about "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("s left] checking exclusion: tas with 1 thread"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\r\033[K[1/5, about "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\r\033[K[5/5, about "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("s left] tas with 1 thread, trial 5/5"), std::string::npos) << r.out;
+    // Cleared before the file's line: the terminal's last line is not the progress.
+    EXPECT_NE(r.out.find("\r\033[Klockprof: wrote "), std::string::npos) << r.out;
+    const auto doc = nlohmann::json::parse(lockprof::test::read_all(dir / "r.json"));
+    EXPECT_EQ(doc.dump().find("left]"), std::string::npos);
 }
 
 TEST(CliRun, DataPlacementIsRecordedAndShown) {
@@ -138,21 +219,40 @@ TEST(CliRun, ProfilesLoadAndTheCommandLineWins) {
     auto r = run_lockprof({"--profile", std::string(LOCKPROF_SOURCE_DIR) + "/profiles/quick.ini",
                            "--threads=1", "--trials=1", "--duration=20ms"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("\n1 thread\n"), std::string::npos);
-    EXPECT_EQ(r.out.find("\n2 threads\n"), std::string::npos) << "--threads overrides profile";
+    EXPECT_NE(r.out.find("\n  1 thread "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("\n  2 threads "), std::string::npos) << "--threads overrides profile";
 }
 
 TEST(CliRun, ShippedProfilesAreValid) {
-    for (const char* profile :
-         {"quick", "tas-vs-cas", "drive-spinlocks", "delay-policies", "lockhammer-parity"}) {
+    // Every profile shipped, so a new one cannot rely on what lockprof refuses (a duration
+    // without its unit, issue 30).
+    std::size_t profiles = 0;
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::string(LOCKPROF_SOURCE_DIR) + "/profiles")) {
+        if (entry.path().extension() != ".ini") continue;
+        ++profiles;
+        const std::string profile = entry.path().string();
         // Parse and plan each profile without running it: an impossible --watchdog value is
         // checked after the profile, so exit 2 with the watchdog message proves it loaded.
-        auto r = run_lockprof({"--profile",
-                               std::string(LOCKPROF_SOURCE_DIR) + "/profiles/" + profile + ".ini",
-                               "--watchdog=1ms"});
+        auto r = run_lockprof({"--profile", profile, "--watchdog=1ms"});
         EXPECT_EQ(r.exit_code, 2) << profile;
-        EXPECT_NE(r.err.find("--watchdog"), std::string::npos) << profile << ": " << r.err;
+        EXPECT_NE(r.err.find("--watchdog: at least 100ms"), std::string::npos)
+            << profile << ": " << r.err;
     }
+    EXPECT_GE(profiles, 5u);
+}
+
+TEST(CliRun, AProfileDurationWithoutItsUnitIsRefused) {
+    TempDir dir;
+    const auto path = (dir / "bare.ini").string();
+    std::ofstream(path) << "lock = tas\nthreads = 1\nduration = 100\n";
+    auto r = run_lockprof({"--profile", path});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(lockprof::test::count_lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("--duration: '100' has no unit; write e.g. 100ms or 100s"),
+              std::string::npos)
+        << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
 struct BadInput {
@@ -181,6 +281,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{{"--duration=-1s"}, "is negative"},
         BadInput{{"--duration=5parsecs"}, "unknown unit"},
         BadInput{{"--duration=0"}, "must be longer than 0"},
+        // A bare number once meant seconds without a word (issue 30): every duration option.
+        BadInput{{"--duration=100"}, "--duration: '100' has no unit; write e.g. 100ms or 100s"},
+        BadInput{{"--duration", "100"}, "--duration: '100' has no unit"},
+        BadInput{{"--warmup=200"}, "--warmup: '200' has no unit; write e.g. 200ms or 200s"},
+        BadInput{{"--watchdog=10"}, "--watchdog: '10' has no unit; write e.g. 10ms or 10s"},
         BadInput{{"--acquires=-3"}, "--acquires"}, BadInput{{"--trials=0"}, "at least 1"},
         BadInput{{"--equivalence=50%"}, "--equivalence: '50%' is out of range"},
         BadInput{{"--equivalence=2"}, "write 2% or a fraction like 0.02"},
@@ -325,6 +430,7 @@ TEST(CliRun, TrialsAutoUsageErrorsAreOneLineAndExitTwo) {
         {{"--trials", "auto"}, "--trials auto: needs --max-time"},
         {{"--trials", "auto", "--max-time", "0"}, "--max-time: must be longer than 0"},
         {{"--trials", "auto", "--max-time", "soon"}, "--max-time"},
+        {{"--trials", "auto", "--max-time", "30"}, "--max-time: '30' has no unit; write e.g. 30ms"},
         {{"--trials", "many"}, "--trials takes a count (5) or auto (with --max-time)"},
     };
     for (const auto& c : cases) {
@@ -377,7 +483,7 @@ TEST(CliRun, ProcessesRunTheTrialsInSeveralProcessesAndSaySo) {
                       "--processes", "2", "--no-counters", "--output", (dir / "r.json").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("3 trials in each of 2 processes"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("over the trials of 2 processes together"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("trials of 2 processes pooled"), std::string::npos) << r.out;
     const auto doc = nlohmann::json::parse(lockprof::test::read_all(dir / "r.json"));
     EXPECT_EQ(doc["config"]["processes"], 2);
     ASSERT_EQ(doc["cells"].size(), 2u);
@@ -399,6 +505,12 @@ TEST(CliRun, ProcessesRunTheTrialsInSeveralProcessesAndSaySo) {
                       "--processes=3", "--no-counters", "--output", (dir / "r3.json").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("resampled over 3 processes"), std::string::npos) << r.out;
+    r = run_lockprof({"report", (dir / "r3.json").string(), "--verbose"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("resampled over 3 processes (each process's trials pooled into its "
+                         "geometric mean"),
+              std::string::npos)
+        << r.out;
     const auto three = nlohmann::json::parse(lockprof::test::read_all(dir / "r3.json"));
     EXPECT_EQ(three["cells"][1]["trials"].size(), 9u);
     EXPECT_EQ(three["cells"][1]["summary"]["comparison"]["resampled_over"], "processes");

@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace lockprof::outputs {
 
@@ -21,6 +23,11 @@ void writing(const std::filesystem::path& target, const std::filesystem::path& t
 void written(const std::filesystem::path& target);
 // Not written after all (its temporary was removed); it counts as not written again.
 void abandoned(const std::filesystem::path& target);
+
+// Every output this process has written in place so far, as its path was given, in the order
+// each was first written; "-" (standard output, not a file) is left out. What a command names
+// when it says which files it wrote (`run`: "lockprof: wrote run.json" on stderr at the end).
+std::vector<std::string> written_files();
 
 // Async-signal-safe. Removes the temporary of every output being written.
 void remove_temporaries() noexcept;

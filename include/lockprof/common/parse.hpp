@@ -9,8 +9,10 @@
 
 namespace lockprof {
 
-// "2s", "500ms", "1.5s", "250us", "100ns", "1m"; a bare number means seconds. Negative,
-// empty or unknown-unit values are refused.
+// "2s", "500ms", "1.5s", "250us", "100ns", "1m" (or "1min"). A number needs its unit: "100" is
+// refused, naming 100ms and 100s, since a bare number once silently meant seconds; only zero
+// ("0", "0.0") may go without one, as it is zero in every unit (--warmup's default is "0").
+// Negative, empty or unknown-unit values are refused.
 std::uint64_t parse_duration_ns(std::string_view text, std::string_view option);
 
 // A non-negative integer with optional k/M/G suffix (powers of 1000): "50000", "50k".

@@ -36,11 +36,18 @@ struct RunnableLock {
     }
 };
 
+// The ISA flavours an aarch64 build compiles besides its default one (CMakeLists.txt,
+// LOCKPROF_FLAVOURS; the aarch64 build's catalog has exactly these), known in every build so
+// that "tas@llsc" in an x86-64 build is told where the flavour exists instead of "unknown lock".
+inline constexpr std::array<std::string_view, 3> kAarch64Flavours{"llsc", "lse", "outline"};
+
 // All runnable locks, default flavour first, in catalog order; flavour-independent locks once.
 const std::vector<RunnableLock>& lock_catalog();
 
 // The lock named `name`, or nullptr. UsageError for a flavour suffix on a flavour-independent
-// lock ("pthread-spin@lse"), which names the bare lock to use instead.
+// lock ("pthread-spin@lse"), which names the bare lock to use instead, and for an aarch64
+// flavour in a build without it ("cas@llsc" on x86-64), which says where it exists. Every
+// place that resolves a lock name goes through here (`--lock`, `list-locks --disasm`).
 const RunnableLock* find_lock(std::string_view name);
 
 }  // namespace lockprof::workload

@@ -73,5 +73,25 @@ TEST(OutputRegistry, RemoveTemporariesLeavesNoHalfWrittenFileBehind) {
     outputs::abandoned(target);
 }
 
+// What `run` names at its end ("lockprof: wrote run.json"): each file written in place, once,
+// in the order first written; not one that failed, not standard output.
+TEST(OutputRegistry, WrittenFilesListsEachFileWrittenOnceInOrder) {
+    test::TempDir folder;
+    const std::string csv = (folder.path / "run.csv").string(),
+                      json = (folder.path / "run.json").string(),
+                      failed = (folder.path / "missing" / "report.html").string();
+    write_output(csv, "a,b\n");
+    write_output(json, "{}\n");
+    write_output(csv, "a,b\n1,2\n");
+    EXPECT_ANY_THROW(write_output(failed, "<html></html>\n"));
+    outputs::abandoned(failed);
+    std::vector<std::string> ours;
+    for (const auto& file : outputs::written_files()) {
+        EXPECT_NE(file, "-");
+        if (file.rfind(folder.path.string(), 0) == 0) ours.push_back(file);
+    }
+    EXPECT_EQ(ours, (std::vector<std::string>{csv, json}));
+}
+
 }  // namespace
 }  // namespace lockprof

@@ -1,5 +1,8 @@
 #include "lockprof/common/parse.hpp"
 
+#include <string>
+#include <utility>
+
 #include <gtest/gtest.h>
 
 #include "lockprof/common/error.hpp"
@@ -12,13 +15,36 @@ TEST(ParseDuration, Units) {
     EXPECT_EQ(parse_duration_ns("1.5s", "d"), 1'500'000'000u);
     EXPECT_EQ(parse_duration_ns("250us", "d"), 250'000u);
     EXPECT_EQ(parse_duration_ns("100ns", "d"), 100u);
-    EXPECT_EQ(parse_duration_ns("3", "d"), 3'000'000'000u);
     EXPECT_EQ(parse_duration_ns("1m", "d"), 60'000'000'000u);
-    EXPECT_EQ(parse_duration_ns(" 0 ", "d"), 0u);
+    EXPECT_EQ(parse_duration_ns("2min", "d"), 120'000'000'000u);
+    EXPECT_EQ(parse_duration_ns("0ms", "d"), 0u);
+}
+
+// `--duration 100` once meant 100 s per trial without a word. A number needs its unit, and the
+// refusal suggests the two likely ones; zero alone is zero in every unit (--warmup's default).
+TEST(ParseDuration, ANumberWithoutItsUnitIsRefusedExceptZero) {
+    const std::pair<const char*, std::string> cases[] = {
+        {"100", "100"}, {"3", "3"}, {"1.5", "1.5"}, {" 250 ", "250"}};
+    for (const auto& [bare, number] : cases) {
+        try {
+            parse_duration_ns(bare, "warmup");
+            ADD_FAILURE() << "accepted '" << bare << "'";
+        } catch (const UsageError& e) {
+            const std::string message = e.what();
+            EXPECT_EQ(message.rfind("--warmup: '", 0), 0u) << message;
+            EXPECT_NE(message.find("has no unit"), std::string::npos) << message;
+            EXPECT_NE(message.find(number + "ms or " + number + "s"), std::string::npos) << message;
+            EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+            EXPECT_EQ(e.exit_code(), 2);
+        }
+    }
+    EXPECT_EQ(parse_duration_ns("0", "warmup"), 0u);
+    EXPECT_EQ(parse_duration_ns(" 0 ", "warmup"), 0u);
+    EXPECT_EQ(parse_duration_ns("0.0", "warmup"), 0u);
 }
 
 TEST(ParseDuration, RejectsBadInputWithTheOptionName) {
-    for (const char* bad : {"", "-1s", "abc", "1.2.3s", "5 parsecs", "1e3s", "s"}) {
+    for (const char* bad : {"", "-1s", "abc", "1.2.3s", "5 parsecs", "1e3s", "s", ".", ".ms"}) {
         try {
             parse_duration_ns(bad, "duration");
             FAIL() << "accepted '" << bad << "'";

@@ -1,10 +1,14 @@
 #include "lockprof/workload/plan.hpp"
 
 #include <cmath>
+#include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 
+#include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
+#include "lockprof/workload/catalog.hpp"
 #include "lockprof/workload/pinning.hpp"
 
 using namespace lockprof;
@@ -47,6 +51,47 @@ TEST(Plan, UnknownLockSuggestsAndListsAll) {
     EXPECT_NE(e.find("unknown lock 'tsa'"), std::string::npos) << e;
     EXPECT_NE(e.find("did you mean 'tas'"), std::string::npos) << e;
     EXPECT_NE(e.find("mcs"), std::string::npos) << e;
+}
+
+// The aarch64 flavours (tas@llsc, cas@lse, ...) are known in every build: where they are not
+// compiled, a name with one says where they exist instead of "unknown lock" (issue 30).
+TEST(Plan, AnAarch64FlavourNamesWhereItExists) {
+    std::set<std::string> built;
+    for (const auto& lock : lock_catalog())
+        if (!lock.flavour.empty()) built.insert(lock.flavour);
+    if (!built.empty()) {
+        // An aarch64 build: its flavours are exactly the ones the message names.
+        EXPECT_EQ(built, std::set<std::string>(kAarch64Flavours.begin(), kAarch64Flavours.end()));
+        EXPECT_NE(find_lock("cas@llsc"), nullptr);
+        GTEST_SKIP() << "an aarch64 build: every flavour exists here";
+    }
+    for (const std::string name : {"cas@llsc", "tas@lse", "ticket@outline"}) {
+        RunSpec spec = basic();
+        spec.locks = {name};
+        const std::string e = error_of(spec);
+        const std::string algorithm = name.substr(0, name.find('@'));
+        EXPECT_EQ(e.find("unknown lock"), std::string::npos) << e;
+        EXPECT_NE(e.find("lock '" + name +
+                         "': the llsc, lse, outline flavours exist only in "
+                         "aarch64 builds"),
+                  std::string::npos)
+            << e;
+        EXPECT_NE(e.find(std::string("this build is for ") + std::string(arch::kArchName)),
+                  std::string::npos)
+            << e;
+        EXPECT_NE(e.find("use '" + algorithm + "'"), std::string::npos) << e;
+    }
+    // Not an algorithm either: still the flavour's story, pointing at the list.
+    try {
+        static_cast<void>(find_lock("tsa@llsc"));
+        ADD_FAILURE() << "tsa@llsc was resolved";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("use a name `lockprof list-locks` shows"),
+                  std::string::npos)
+            << e.what();
+    }
+    // A suffix that is no flavour anywhere stays an unknown lock.
+    EXPECT_EQ(find_lock("tas@no-such-flavour"), nullptr);
 }
 
 TEST(Plan, RefusesDelaysALockDoesNotAccept) {
