@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -142,6 +143,7 @@ struct PairContext {
     bool throughput_unresolved = false;    // inconclusive, or too few trials for an interval
     bool throughput_inconclusive = false;  // the interval reaches across a band edge
     bool throughput_equivalent = false;    // the interval lies inside the equivalence band
+    std::optional<Effect> effect{};        // the throughput verdict, once the rule judged it
     std::set<std::string> cited_events{};  // quoted by an earlier rule of this pair
 };
 
@@ -177,9 +179,10 @@ std::vector<Claim> throughput_rule(PairContext& p) {
     const auto& a = p.a.acquires_per_second;
     const auto& b = p.b.acquires_per_second;
     if (a.values.empty() || b.values.empty() || a.median <= 0) return {};
-    const Effect e = compare_trials(p.a.verdict_values.empty() ? a.values : p.a.verdict_values,
-                                    p.b.verdict_values.empty() ? b.values : p.b.verdict_values,
-                                    p.t.verdict, p.family);
+    const auto& a_values = p.a.verdict_values.empty() ? a.values : p.a.verdict_values;
+    const auto& b_values = p.b.verdict_values.empty() ? b.values : p.b.verdict_values;
+    const Effect e = compare_trials(a_values, b_values, p.t.verdict, p.family);
+    p.effect = e;
     const std::string band = band_text(p.t.verdict.equivalence);
     std::vector<Claim> out;
     switch (e.verdict) {
@@ -202,22 +205,23 @@ std::vector<Claim> throughput_rule(PairContext& p) {
             break;
         case Verdict::equivalent:
             p.throughput_equivalent = true;
-            out.emplace_back(
-                fmt::format("{} and {} are equivalent at {} threads: ratio {:.3f}, "
-                            "{} lies inside the {} equivalence band",
-                            p.b.lock, p.a.lock, p.b.threads, e.ratio, interval_clause(e), band),
-                false);
+            out.emplace_back(fmt::format("{} and {} are equivalent at {}: ratio {:.3f}, "
+                                         "{} lies inside the {} equivalence band",
+                                         p.b.lock, p.a.lock, threads_text(p.b.threads), e.ratio,
+                                         interval_clause(e), band),
+                             false);
             break;
         case Verdict::faster:
         case Verdict::slower: {
             const double factor = e.ratio >= 1 ? e.ratio : 1 / e.ratio;
             out.emplace_back(
-                fmt::format("{} is {}x {} than {} at {} threads ({} vs {} M acquires/s, "
+                fmt::format("{} is {}x {} than {} at {} ({} vs {} M acquires/s, "
                             "geometric means of {} and {} trials; {} lies outside the {} "
                             "equivalence band)",
                             p.b.lock, factor_text(factor), verdict_name(e.verdict), p.a.lock,
-                            p.b.threads, rate(b.median), rate(a.median), b.values.size(),
-                            a.values.size(), interval_clause(e), band),
+                            threads_text(p.b.threads), rate(geometric_mean(b_values)),
+                            rate(geometric_mean(a_values)), b.values.size(), a.values.size(),
+                            interval_clause(e), band),
                 false);
             break;
         }
@@ -404,6 +408,32 @@ struct ComparedFigure {
     bool percent = false;
 };
 
+// Whether an event difference can explain anything: the counts resolve it (the two cells'
+// per-acquire rates, pooled over trials, differ by at least 3 Poisson standard errors: a
+// handful of context switches does not) and it is large enough to matter (at least
+// min_event_difference per acquire). Evidence without acquire counts (synthetic) is taken as
+// resolved.
+bool resolved_and_material(const ComparedFigure& f, const PairContext& p) {
+    if (f.derived) return true;
+    const auto pooled = [](const Spread& per_acquire, const CellEvidence& cell)
+        -> std::optional<std::pair<double, double>> {  // (events, acquires)
+        const auto& acquires = cell.acquires.values;
+        if (acquires.size() != per_acquire.values.size() || acquires.empty()) return std::nullopt;
+        double events = 0, total = 0;
+        for (std::size_t i = 0; i < acquires.size(); ++i)
+            events += per_acquire.values[i] * acquires[i], total += acquires[i];
+        if (total <= 0) return std::nullopt;
+        return std::pair{events, total};
+    };
+    const auto a = pooled(*f.a, p.a), b = pooled(*f.b, p.b);
+    if (!a || !b) return std::fabs(f.a->median - f.b->median) >= p.t.min_event_difference;
+    const double rate_a = a->first / a->second, rate_b = b->first / b->second;
+    const double error =
+        std::sqrt(a->first / (a->second * a->second) + b->first / (b->second * b->second));
+    return std::fabs(rate_a - rate_b) >= 3 * error &&
+           std::fabs(rate_a - rate_b) >= p.t.min_event_difference;
+}
+
 std::string figure_value(const ComparedFigure& f, double v) {
     if (f.percent) return percent(v);
     if (f.derived) return fmt::format("{:.2f}", v);
@@ -461,7 +491,7 @@ std::vector<Claim> counted_events_rule(PairContext& p) {
         if (!f.derived && all_zero(*f.a) && all_zero(*f.b) && llsc && is_exclusive_event(f.name) &&
             !is_failure_event(f.name))
             exclusives_uncounted = true;
-    std::vector<std::string> zero_exclusive, zero_always, zero_plain, equivalent, open;
+    std::vector<std::string> zero_exclusive, zero_always, zero_plain, equivalent, open, negligible;
     std::vector<Claim> out;
     // The figures that get an interval are one Bonferroni family of their own.
     std::size_t family = 0;
@@ -484,6 +514,10 @@ std::vector<Claim> counted_events_rule(PairContext& p) {
         switch (e.verdict) {
             case Verdict::faster:
             case Verdict::slower:
+                if (!resolved_and_material(f, p)) {
+                    negligible.push_back(quoted);
+                    break;
+                }
                 out.emplace_back(figure_difference(f, p) +
                                  fmt::format(" (interval of the ratio {}, outside the {} band)",
                                              interval_text(e), band));
@@ -520,6 +554,12 @@ std::vector<Claim> counted_events_rule(PairContext& p) {
     if (!open.empty())
         out.emplace_back(
             fmt::format("not told apart (inconclusive at these trials): {}", fmt::join(open, "; ")),
+            false);
+    if (!negligible.empty())
+        out.emplace_back(
+            fmt::format("too few or too rare to explain a throughput difference (under {} per "
+                        "acquire apart, or within the counts' own noise): {}",
+                        format_figure(p.t.min_event_difference), fmt::join(negligible, "; ")),
             false);
     auto them = [](const std::vector<std::string>& names) {
         return names.size() == 1 ? "it" : "them";
@@ -633,6 +673,7 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
         e.flavour = s.cell->flavour;
         e.threads = s.cell->threads;
         e.acquires_per_second = s.acquires_per_second;
+        e.acquires = s.acquires;
         e.verdict_values = s.verdict_values;
         e.rmw_per_acquire = s.rmw_per_acquire;
         e.spins_per_acquire = s.spins_per_acquire;
@@ -681,6 +722,7 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
         for (const CellEvidence* c : {base, &cell})
             if (!c->trials_note.empty())
                 d.findings.push_back({"trials-auto", "--trials auto: " + c->trials_note, false});
+        d.throughput = context.effect;
         const bool explained = std::any_of(d.findings.begin(), d.findings.end(),
                                            [](const auto& f) { return f.explains; });
         const bool counted = !base->events_per_acquire.empty() || !cell.events_per_acquire.empty();
@@ -718,16 +760,119 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
     return out;
 }
 
-std::string render_explanation(const std::vector<PairDiagnosis>& diagnoses) {
-    if (diagnoses.empty()) return "";
+namespace {
+
+// What the brief explanation numbers: evidence, and the findings that say how a lock behaves
+// (queue spinning, writers' latency, the host's steal). The throughput verdict (the head line
+// and the table say it), the closing "inconclusive"/"unexplained" line (the pair's one line
+// says it), `--trials auto` (the table's notes say it) and counted figures that tell nothing
+// apart are left to --verbose.
+bool brief_finding(const Finding& f) {
+    if (f.explains) return true;
+    return f.rule != "throughput" && f.rule != "inconclusive" && f.rule != "unexplained" &&
+           f.rule != "trials-auto" && f.rule != "counted_events";
+}
+
+// The pair's verdict in a few words: "0.63x slower [0.55, 0.70]", "inconclusive", "equivalent".
+std::string verdict_head(const PairDiagnosis& d) {
+    if (!d.throughput) return "no throughput verdict";
+    const Effect& e = *d.throughput;
+    switch (e.verdict) {
+        case Verdict::faster:
+        case Verdict::slower:
+        case Verdict::equivalent:
+            return fmt::format("{:.2f}x {}, interval {}", e.ratio, verdict_name(e.verdict),
+                               interval_text(e));
+        case Verdict::inconclusive:
+            return fmt::format("{:.2f}x, inconclusive", e.ratio);
+        default:
+            return verdict_text(e);
+    }
+}
+
+std::string full_explanation(const std::vector<PairDiagnosis>& diagnoses) {
     std::string out = "Explanation (from measured evidence only):\n";
     for (const auto& d : diagnoses) {
-        out += fmt::format("  {} vs {}, {} thread{}:\n", d.other, d.baseline, d.threads,
-                           d.threads == 1 ? "" : "s");
+        out += fmt::format("  {} vs {}, {}:\n", d.other, d.baseline, threads_text(d.threads));
         for (std::size_t i = 0; i < d.findings.size(); ++i)
             out += fmt::format("    {}. {}\n", i + 1, d.findings[i].text);
     }
     return out;
+}
+
+// Each pair's conclusion once: a pair with evidence gets its verdict and numbered evidence;
+// pairs with nothing but their verdict share one line per conclusion and remedy.
+std::string brief_explanation(const std::vector<PairDiagnosis>& diagnoses) {
+    std::string out = "Explanation (from measured evidence only):\n";
+    std::vector<std::string> keys;
+    std::map<std::string, std::vector<PairRef>> bare;
+    // Differences nothing explains, by verdict and remedy: "ttas [0.68, 0.90], cas [0.67, 0.95]
+    // vs tas at 1 thread".
+    std::vector<std::string> unexplained_keys;
+    std::map<std::string, std::vector<std::pair<const PairDiagnosis*, std::string>>> unexplained;
+    for (const auto& d : diagnoses) {
+        std::vector<const Finding*> kept;
+        for (const auto& f : d.findings)
+            if (brief_finding(f)) kept.push_back(&f);
+        if (!kept.empty()) {
+            out += fmt::format("  {} vs {}, {}: {}\n", d.other, d.baseline, threads_text(d.threads),
+                               verdict_head(d));
+            for (std::size_t i = 0; i < kept.size(); ++i)
+                out += fmt::format("    {}. {}\n", i + 1, kept[i]->text);
+            continue;
+        }
+        // Nothing but the verdict: the pair joins the others with the same conclusion.
+        std::string key;
+        const auto closing = std::find_if(d.findings.begin(), d.findings.end(), [](const auto& f) {
+            return f.rule == "inconclusive" || f.rule == "unexplained";
+        });
+        if (d.inconclusive)
+            key = "inconclusive, nothing counted tells them apart; try --sample";
+        else if (d.throughput && d.throughput->verdict == Verdict::equivalent)
+            key = "equivalent: nothing to explain";
+        else if (d.throughput && (d.throughput->verdict == Verdict::faster ||
+                                  d.throughput->verdict == Verdict::slower))
+            key = "";  // a difference with its own numbers: a line of its own below
+        else
+            key = d.throughput ? verdict_text(*d.throughput) : "no throughput verdict";
+        if (key.empty()) {
+            const bool sampled =
+                closing != d.findings.end() && closing->text.find("--sample") == std::string::npos;
+            const std::string group = fmt::format(
+                "{}: nothing measured says why; {}", verdict_name(d.throughput->verdict),
+                sampled ? "other PMU events (--event) may" : "try --sample");
+            if (!unexplained.count(group)) unexplained_keys.push_back(group);
+            unexplained[group].push_back({&d, interval_text(*d.throughput)});
+            continue;
+        }
+        if (!bare.count(key)) keys.push_back(key);
+        bare[key].push_back({d.other, d.baseline, d.threads});
+    }
+    for (const auto& key : unexplained_keys) {
+        // Per thread count: "ttas [0.68, 0.90], cas [0.67, 0.95] vs tas at 1 thread".
+        std::vector<unsigned> order;
+        std::map<unsigned, std::vector<std::string>> named;
+        std::map<unsigned, std::string> baseline;
+        for (const auto& [d, interval] : unexplained[key]) {
+            if (!named.count(d->threads)) order.push_back(d->threads);
+            named[d->threads].push_back(d->other + " " + interval);
+            baseline[d->threads] = d->baseline;
+        }
+        std::vector<std::string> groups;
+        for (unsigned t : order)
+            groups.push_back(fmt::format("{} vs {} at {}", fmt::join(named[t], ", "), baseline[t],
+                                         threads_text(t)));
+        out += fmt::format("  {}: {}\n", fmt::join(groups, "; "), key);
+    }
+    for (const auto& key : keys) out += fmt::format("  {}: {}\n", pairs_text(bare[key]), key);
+    return out;
+}
+
+}  // namespace
+
+std::string render_explanation(const std::vector<PairDiagnosis>& diagnoses, Detail detail) {
+    if (diagnoses.empty()) return "";
+    return detail == Detail::brief ? brief_explanation(diagnoses) : full_explanation(diagnoses);
 }
 
 }  // namespace lockprof::analysis

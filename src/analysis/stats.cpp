@@ -24,6 +24,15 @@ std::string spread_text(const Spread& s, std::string_view single) {
     return fmt::format("{:.1f}%", 100 * s.relative_spread());
 }
 
+double geometric_mean(const std::vector<double>& values) {
+    double log_sum = 0;
+    for (double v : values) {
+        if (v <= 0) return 0;
+        log_sum += std::log(v);
+    }
+    return values.empty() ? 0 : std::exp(log_sum / static_cast<double>(values.size()));
+}
+
 Spread summarize(std::vector<double> values) {
     Spread s;
     s.values = values;

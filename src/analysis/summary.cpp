@@ -1,9 +1,11 @@
 #include "lockprof/analysis/summary.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace lockprof::analysis {
 
@@ -171,9 +173,8 @@ std::vector<std::string> verdict_comparison_notes(const std::vector<CellSummary>
     for (const auto& s : summaries) {
         if (!s.comparison) continue;
         const Effect& e = s.comparison->effect;
-        const std::string cell =
-            fmt::format("{} vs {} at {} thread{}", s.cell->lock, s.comparison->baseline,
-                        s.cell->threads, s.cell->threads == 1 ? "" : "s");
+        const std::string cell = fmt::format("{} vs {} at {}", s.cell->lock, s.comparison->baseline,
+                                             threads_text(s.cell->threads));
         if (e.verdict == Verdict::inconclusive)
             out.push_back(fmt::format("{}: inconclusive, interval {}; {}", cell, interval_text(e),
                                       settle_text(e)));
@@ -274,9 +275,153 @@ std::vector<std::string> adaptive_notes(const std::vector<CellSummary>& summarie
     return out;
 }
 
-std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries) {
-    auto out = verdict_comparison_notes(summaries);
-    for (auto& line : adaptive_notes(summaries)) out.push_back(std::move(line));
+std::string auto_trials_advice(const std::vector<CellSummary>& summaries, unsigned trials_needed) {
+    std::vector<double> walls;
+    for (const auto& s : summaries)
+        if (s.cell)
+            for (const auto& t : s.cell->trials) walls.push_back(static_cast<double>(t.wall_ns));
+    if (walls.empty()) return "--trials auto --max-time 60s";
+    // Every cell to that many trials, with a quarter more for the sweep's own time, rounded up
+    // to 10 s.
+    const double seconds = median(walls) * 1e-9 * static_cast<double>(summaries.size()) *
+                           static_cast<double>(trials_needed) * 1.25;
+    const auto rounded = static_cast<unsigned long>(std::ceil(std::max(seconds, 1.0) / 10) * 10);
+    return rounded >= 3600 && rounded % 60 == 0
+               ? fmt::format("--trials auto --max-time {}m", rounded / 60)
+               : fmt::format("--trials auto --max-time {}s", rounded);
+}
+
+namespace {
+
+std::string short_interval(const Effect& e) {
+    if (!e.interval) return "-";
+    return fmt::format("{:.2f}-{:.2f}", e.interval->low, e.interval->high);
+}
+
+// Beyond this many trials per side, the brief verdict lines advise a quieter machine instead
+// of `--trials auto`.
+constexpr unsigned kAutoTrialsAdvised = 100;
+
+// The brief form: the method in a line, the inconclusive pairs in one with their intervals
+// and one remedy, the other limits merged by their text, outliers as they are.
+std::vector<std::string> brief_comparison_notes(const std::vector<CellSummary>& summaries) {
+    const std::size_t family = comparison_count(summaries);
+    if (family == 0) return {};
+    const VerdictOptions options = verdict_options(summaries);
+    unsigned processes = 1;
+    for (const auto& s : summaries)
+        if (s.comparison) processes = s.comparison->processes;
+    std::vector<std::string> out{fmt::format(
+        "acquires/s: geometric mean of trials; vs first: their ratio at {:g}%{}, {} band{}",
+        corrected_level(options.confidence, family) * 100,
+        family == 1 ? std::string() : fmt::format(" (Bonferroni over {})", family),
+        band_text(options.equivalence),
+        processes <= 1           ? std::string()
+        : processes < kMinTrials ? fmt::format("; trials of {} processes pooled", processes)
+                                 : fmt::format("; resampled over {} processes", processes))};
+    // Inconclusive pairs by thread count: "ttas [0.22, 2.82], cas [0.14, 3.13] vs tas at 1
+    // thread".
+    std::vector<unsigned> order;
+    std::map<unsigned, std::vector<std::string>> open;
+    std::map<unsigned, std::string> baseline;
+    std::vector<unsigned> settle, trials;
+    std::size_t unsettleable = 0;
+    std::vector<std::string> limit_texts;  // first-seen order
+    std::map<std::string, std::vector<PairRef>> limits;
+    std::vector<std::string> outliers;
+    for (const auto& s : summaries) {
+        if (!s.comparison) continue;
+        const Effect& e = s.comparison->effect;
+        if (e.verdict == Verdict::inconclusive) {
+            if (!open.count(s.cell->threads)) order.push_back(s.cell->threads);
+            open[s.cell->threads].push_back(fmt::format("{} {}", s.cell->lock, short_interval(e)));
+            baseline[s.cell->threads] = s.comparison->baseline;
+            trials.push_back(static_cast<unsigned>(std::min(e.base_trials, e.other_trials)));
+            if (e.trials_to_settle && *e.trials_to_settle <= kSettleLimit)
+                settle.push_back(*e.trials_to_settle);
+            else
+                ++unsettleable;
+        } else if (!e.limit.empty()) {
+            if (!limits.count(e.limit)) limit_texts.push_back(e.limit);
+            limits[e.limit].push_back({s.cell->lock, s.comparison->baseline, s.cell->threads});
+        }
+        if (auto text = outlier_text(e, s.comparison->baseline, s.cell->lock); !text.empty())
+            outliers.push_back(fmt::format("{} vs {} at {}: {}", s.cell->lock,
+                                           s.comparison->baseline, threads_text(s.cell->threads),
+                                           text));
+    }
+    if (!order.empty()) {
+        std::vector<std::string> groups;
+        for (unsigned t : order)
+            groups.push_back(fmt::format("{} vs {} at {}", fmt::join(open[t], ", "), baseline[t],
+                                         groups.empty() ? threads_text(t) : std::to_string(t)));
+        const auto [few, many] = std::minmax_element(trials.begin(), trials.end());
+        std::string remedy;
+        if (!settle.empty()) {
+            const auto [low, high] = std::minmax_element(settle.begin(), settle.end());
+            // A budget of more than about ten minutes is no advice: the spread is the host's.
+            const std::string advice = auto_trials_advice(summaries, *high);
+            remedy =
+                fmt::format("{} trials each would likely settle {}{}, or {}",
+                            range_text(std::to_string(*low), std::to_string(*high)),
+                            settle.size() == 1 ? "it" : "them",
+                            unsettleable ? fmt::format(" ({} more: far more)", unsettleable) : "",
+                            *high <= kAutoTrialsAdvised ? advice : "a quieter machine");
+        } else {
+            remedy =
+                "more trials would hardly settle them at this spread (ratios on a band "
+                "edge, or far more trials than 10000): a quieter machine would";
+        }
+        out.push_back(fmt::format("inconclusive at {} trials, intervals {}; {}",
+                                  range_text(std::to_string(*few), std::to_string(*many)),
+                                  fmt::join(groups, "; "), remedy));
+    }
+    for (const auto& text : limit_texts)
+        out.push_back(fmt::format("{}: {}", pairs_text(limits[text]), text));
+    for (auto& line : outliers) out.push_back(std::move(line));
+    return out;
+}
+
+// `--trials auto`, brief: the head line, then the budget-stopped cells in one line.
+std::vector<std::string> brief_adaptive_notes(const std::vector<CellSummary>& summaries) {
+    auto lines = adaptive_notes(summaries);
+    if (lines.size() <= 2) return lines;
+    std::vector<CellRef> cells;
+    std::vector<double> trials, widths;
+    std::vector<unsigned> needed;
+    double equivalence = 0;
+    for (const auto& s : summaries) {
+        if (adaptive_note(s).empty()) continue;
+        cells.push_back({s.cell->lock, s.cell->threads});
+        trials.push_back(s.trials);
+        widths.push_back(s.precision->half_width);
+        equivalence = s.precision->equivalence;
+        if (s.precision->trials_to_narrow && *s.precision->trials_to_narrow <= kSettleLimit)
+            needed.push_back(*s.precision->trials_to_narrow);
+    }
+    std::string line = fmt::format(
+        "trials auto: {} stayed inconclusive: the --max-time budget ran out after {} trials with "
+        "intervals ±{}, wider than {}",
+        cells_text(cells, {}),
+        figure_range(trials, [](double v) { return fmt::format("{:.0f}", v); }),
+        figure_range(widths, [](double v) { return fmt::format("{:.1f}%", v * 100); }),
+        band_text(equivalence));
+    if (!needed.empty()) {
+        const auto [low, high] = std::minmax_element(needed.begin(), needed.end());
+        line += fmt::format("; about {} trials would likely narrow them",
+                            range_text(std::to_string(*low), std::to_string(*high)));
+    }
+    return {lines.front(), line};
+}
+
+}  // namespace
+
+std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries, Detail detail) {
+    auto out = detail == Detail::brief ? brief_comparison_notes(summaries)
+                                       : verdict_comparison_notes(summaries);
+    for (auto& line :
+         detail == Detail::brief ? brief_adaptive_notes(summaries) : adaptive_notes(summaries))
+        out.push_back(std::move(line));
     return out;
 }
 
@@ -348,7 +493,10 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
         return over_processes ? process_throughputs(*s.cell, processes)
                               : s.acquires_per_second.values;
     };
-    for (auto& s : out) s.verdict_values = values_of(s);
+    for (auto& s : out) {
+        s.verdict_values = values_of(s);
+        s.throughput = geometric_mean(s.verdict_values);
+    }
     for (auto& s : out) {
         if (!s.comparison) continue;
         const CellSummary& base = *baseline.at(s.cell->threads);

@@ -19,6 +19,7 @@
 #include "lockprof/report/text_table.hpp"
 #include "lockprof/workload/lock_page.hpp"
 #include "lockprof/workload/provenance.hpp"
+#include "lockprof/common/number_format.hpp"
 
 namespace po = boost::program_options;
 
@@ -97,8 +98,8 @@ std::string read_write_lines(const analysis::RunComparison& comparison) {
     };
     for (const auto& cell : comparison.cells)
         if (cell.base_reads || cell.other_reads)
-            out += fmt::format("reads and writes: {} at {} threads: base {}; new {}\n", cell.lock,
-                               cell.threads, pair(cell.base_reads, cell.base_writes),
+            out += fmt::format("reads and writes: {} at {}: base {}; new {}\n", cell.lock,
+                               threads_text(cell.threads), pair(cell.base_reads, cell.base_writes),
                                pair(cell.other_reads, cell.other_writes));
     return out;
 }

@@ -1,6 +1,8 @@
 // `lockprof report RESULT.json -o FILE.html [--plot FILE.svg]`: the HTML report (and the
 // standalone scalability plot) from a saved result, without measuring again. A result written
-// with --samples-out also gets hot instructions and the flamegraph.
+// with --samples-out also gets hot instructions and the flamegraph. Without either output, the
+// run's table and explanation as the run printed them (--verbose: in full).
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -16,6 +18,9 @@
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/plot.hpp"
 #include "lockprof/report/record_report.hpp"
+#include "lockprof/report/run_report.hpp"
+#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/analysis/explain.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 
 namespace po = boost::program_options;
@@ -33,6 +38,9 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
         ("threads", po::value<unsigned>(),
          "thread count whose hot instructions are listed (default: the largest sampled)")
         ("title", po::value<std::string>()->default_value("lockprof report"), "report heading")
+        ("verbose,v", po::bool_switch(),
+         "without -o or --plot: the table and explanation in full, as `lockprof run --verbose` "
+         "prints them")
         ("equivalence", po::value<std::string>()->default_value("2%"),
          "equivalence band of the `vs first` verdicts and the explanation (2%, 5%, 0.05)")
         ("objdump", po::value<std::string>(),
@@ -47,6 +55,7 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     const auto vm = parse_arguments(args, o, "report", operands, positional);
     if (vm.count("help")) {
         std::cout << "Usage: lockprof report RESULT.json -o REPORT.html [--plot PLOT.svg]\n"
+                     "       lockprof report RESULT.json [--verbose]   the table, on stdout\n"
                      "       lockprof report RECORDING.json -o REPORT.html\n\n"
                      "Renders a result file (--output, or --samples-out for hot instructions\n"
                      "and the flamegraph) as one self-contained HTML page with plots that\n"
@@ -60,8 +69,6 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     if (!vm.count("file"))
         throw UsageError(
             "report: which result? give the JSON written by --output or --samples-out");
-    if (!vm.count("output") && !vm.count("plot"))
-        throw UsageError("report: nothing to write; give -o REPORT.html and/or --plot PLOT.svg");
     for (const char* option : {"output", "plot"})
         if (vm.count(option)) check_output(vm[option].as<std::string>(), option);
     sampling::AnnotateOptions annotate;
@@ -77,7 +84,11 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     analysis::VerdictOptions verdict;
     verdict.equivalence = analysis::parse_equivalence(vm["equivalence"].as<std::string>());
     const std::string file = vm["file"].as<std::string>();
+    const bool text = !vm.count("output") && !vm.count("plot");
     if (auto recording = report::read_recording(file)) {
+        if (text)
+            throw UsageError(
+                "report: nothing to write for a recording; give -o REPORT.html for its report");
         if (vm.count("plot"))
             throw UsageError(
                 "--plot: a recording has no thread counts to plot; give -o REPORT.html for its "
@@ -89,6 +100,22 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     workload::RunResult run = report::read_result(file);
     use_binary_copies(vm, run);
     const auto summaries = analysis::summarize(run, verdict);
+    if (text) {
+        // What the run printed: the table, then the explanation from its counted evidence.
+        const auto detail =
+            vm["verbose"].as<bool>() ? analysis::Detail::full : analysis::Detail::brief;
+        std::cout << report::render_table(run, summaries, detail);
+        analysis::ExplainThresholds thresholds;
+        thresholds.verdict = analysis::verdict_options(summaries);
+        const std::string explanation = analysis::render_explanation(
+            analysis::explain(analysis::gather_evidence(run, summaries, nullptr), thresholds),
+            detail);
+        // As a run decides (sampling_extension.cpp): an explanation where something was counted.
+        const bool counted = std::any_of(summaries.begin(), summaries.end(),
+                                         [](const auto& s) { return !s.events.empty(); });
+        if (counted && !explanation.empty()) std::cout << "\n" << explanation;
+        return 0;
+    }
     if (vm.count("plot")) {
         auto spec = report::scalability_plot(run, summaries);
         spec.standalone = true;

@@ -62,6 +62,8 @@ class SamplingExtension : public RunExtension {
                    : quiet                       ? std::optional<bool>(false)
                                                  : std::nullopt;
         quiet_ = quiet;
+        detail_ = vm.count("verbose") && vm["verbose"].as<bool>() ? analysis::Detail::full
+                                                                  : analysis::Detail::brief;
         const auto annotation = sampling_.annotation(vm);
         listing_top_ = annotation.listed;
         // The terminal gets each cell's hottest instructions unless listings are asked for.
@@ -136,7 +138,7 @@ class SamplingExtension : public RunExtension {
             const auto diagnoses = analysis::explain(
                 analysis::gather_evidence(run, summaries, attribution ? &*attribution : nullptr),
                 thresholds);
-            const std::string text = analysis::render_explanation(diagnoses);
+            const std::string text = analysis::render_explanation(diagnoses, detail_);
             if (!text.empty()) out << "\n" << text;
         }
         if (sampled_ && !quiet_)
@@ -161,6 +163,7 @@ class SamplingExtension : public RunExtension {
                          /*loop_phases=*/true};
     bool sample_ = false;
     bool quiet_ = false;
+    analysis::Detail detail_ = analysis::Detail::brief;  // --verbose: full
     std::optional<bool> explain_;
     unsigned listing_top_ = 3;
     sampling::ListingDetail listing_detail_ = sampling::ListingDetail::hottest;

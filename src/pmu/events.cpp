@@ -193,8 +193,7 @@ std::string explain_open_error(int error_number, std::string_view event,
             if (core_pmus.empty())
                 return fmt::format(
                     "{}: not counted: the kernel exposes no PMU for {} (ENOENT; a VM without a "
-                    "virtual PMU?); run on bare metal or enable the hypervisor's vPMU. Software "
-                    "events still count",
+                    "vPMU?); run on bare metal or enable the vPMU; software events still count",
                     event, several ? "them" : "it");
             // A core PMU is registered, so the kernel has hardware counters: its driver has no
             // mapping for this event on this CPU (generic cache events on many ARM cores).

@@ -17,6 +17,7 @@
 #include "lockprof/sampling/sampler.hpp"
 #include "lockprof/workload/provenance.hpp"
 #include "report/html_page.hpp"
+#include "lockprof/common/number_format.hpp"
 
 namespace lockprof::report {
 
@@ -185,9 +186,10 @@ std::string results_row(const analysis::CellSummary& s, const std::vector<std::s
     out += fmt::format(
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td>{}<td{}>{}</td>{}",
-        format_si(s.acquires_per_second.median), format_si(s.acquires_per_second.min),
-        format_si(s.acquires_per_second.max), analysis::spread_text(s.acquires_per_second),
-        escape_html(versus_first(s)), format_table_number(s.cpu_ns_per_acquire.median),
+        format_si(s.throughput > 0 ? s.throughput : s.acquires_per_second.median),
+        format_si(s.acquires_per_second.min), format_si(s.acquires_per_second.max),
+        analysis::spread_text(s.acquires_per_second), escape_html(versus_first(s)),
+        format_table_number(s.cpu_ns_per_acquire.median),
         format_table_number(s.rmw_per_acquire.median),
         format_table_number(s.spins_per_acquire.median),
         columns.sleeps
@@ -215,7 +217,8 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
     std::string out =
         "<div class=\"scroll\"><table "
         "id=\"results-table\">\n<thead><tr><th>lock</th><th>threads</th><th>delay</th>"
-        "<th>acquires/s</th><th>min</th><th>max</th><th title=\"(max - min) / median of the "
+        "<th title=\"geometric mean of the trials: the figure vs first divides\">acquires/s</th>"
+        "<th>min</th><th>max</th><th title=\"(max - min) / median of the "
         "trials\">spread</th><th>vs first</th>"
         "<th>CPU ns/acq</th><th>rmw/acq</th><th>spins/acq</th>";
     if (columns.sleeps) out += "<th>sleeps/acq</th>";
@@ -254,8 +257,7 @@ struct Report {
 std::string provenance_section(const Report& report) {
     std::string out = provenance_block(report.run, report.summaries);
     std::vector<std::string> notes = report.run.notes;
-    for (auto& note : cell_notes(report.summaries, report.run.provenance.logical_cpus))
-        notes.push_back(std::move(note));
+    for (auto& note : cell_notes(report.run, report.summaries)) notes.push_back(std::move(note));
     for (const auto& o : report.extras.omitted) notes.push_back("not in this report: " + o);
     if (!notes.empty()) {
         out += "<h3>Notes</h3>\n<ul class=\"notes\">\n";
@@ -363,7 +365,7 @@ std::string latency_section(const Report& report) {
                 series.points.push_back(
                     {static_cast<double>(s.cell->threads), s.latency->p99_ns, std::nullopt,
                      std::nullopt,
-                     fmt::format("{}, {} threads: p99 {} ns", locks[i], s.cell->threads,
+                     fmt::format("{}, {}: p99 {} ns", locks[i], threads_text(s.cell->threads),
                                  tick_label(s.latency->p99_ns))});
         p99.series.push_back(std::move(series));
     }
@@ -465,6 +467,8 @@ std::string annotation_section(const Report& report) {
         run.sampling ? escape_html(sampling::call_graph_summary(*run.sampling)) : "?");
     for (const auto& w : attribution->warnings)
         out += fmt::format("<ul class=\"notes\"><li>{}</li></ul>\n", escape_html(w));
+    for (const auto& n : attribution->notes)
+        out += fmt::format("<ul class=\"notes\"><li>{}</li></ul>\n", escape_html(n));
     bool any = false;
     for (const auto& cell : attribution->cells) {
         if (cell.threads != threads || cell.samples == 0) continue;
@@ -472,8 +476,8 @@ std::string annotation_section(const Report& report) {
         out += cell_functions(cell, report.options);
     }
     if (!any)
-        out +=
-            fmt::format("<p class=\"muted\">No cell at {} threads holds samples.</p>\n", threads);
+        out += fmt::format("<p class=\"muted\">No cell at {} holds samples.</p>\n",
+                           threads_text(threads));
     return out;
 }
 

@@ -14,6 +14,7 @@
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/record_report.hpp"
 #include "lockprof/sampling/sampler.hpp"
+#include "lockprof/common/number_format.hpp"
 
 namespace lockprof::report {
 
@@ -409,7 +410,7 @@ workload::TrialResult trial_from_json(const Node& j, unsigned threads, bool huge
     trial.ticks = j["ticks"].count();
     const Node list = j["threads"];
     if (list.size() != threads)
-        list.fail(fmt::format("{} threads, but the cell ran {}", list.size(), threads));
+        list.fail(fmt::format("{}, but the cell ran {}", threads_text(list.size()), threads));
     std::set<unsigned> indices;
     list.each([&](const Node& th) {
         auto thread = thread_from_json(th);
@@ -503,10 +504,8 @@ workload::CellResult cell_from_json(const Node& j, const workload::RunSpec& spec
         cell.trials.push_back(std::move(trial));
     });
     if (cell.trials.empty() && !interrupted)
-        trials.fail(
-            fmt::format("{} with {} threads has no trials, yet the run was not "
-                        "interrupted",
-                        cell.lock, cell.threads));
+        trials.fail(fmt::format("{} with {} has no trials, yet the run was not interrupted",
+                                cell.lock, threads_text(cell.threads)));
     if (j.has("stop")) {  // added later: older files derive it from `complete`
         const Node stop = j["stop"];
         const std::string reason = stop["reason"].string();

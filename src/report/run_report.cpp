@@ -8,11 +8,43 @@
 
 #include "lockprof/common/number_format.hpp"
 #include "lockprof/common/parse.hpp"
+#include "lockprof/locks/catalog.hpp"
 #include "lockprof/report/text_table.hpp"
 #include "lockprof/workload/lock_page.hpp"
 #include "lockprof/workload/provenance.hpp"
 
 namespace lockprof::report {
+
+namespace {
+
+bool counted(const analysis::CellSummary& s, std::string_view event) {
+    return std::any_of(s.events.begin(), s.events.end(),
+                       [&](const auto& e) { return e.event == event && e.counted; });
+}
+
+// Advice to count context switches, for a run that did not.
+std::string context_switch_hint(const analysis::CellSummary& s) {
+    return counted(s, "context_switches") ? "" : "; --event context_switches counts how often";
+}
+
+std::string cpus_text(double cpus) {
+    return fmt::format("{:.0f} CPU{}", cpus, cpus == 1 ? "" : "s");
+}
+
+analysis::CellRef ref(const analysis::CellSummary& s) {
+    return {s.cell->lock, s.cell->threads};
+}
+
+// The cause of a low all-run share, as the run's own stop rule makes it.
+std::string partial_cause(bool acquire_limited) {
+    return acquire_limited
+               ? "Unfair locks with --acquires do this; --duration keeps every thread running to "
+                 "the end."
+               : "With --duration every thread runs to the end, so threads started late or were "
+                 "descheduled at the start (other load on this machine).";
+}
+
+}  // namespace
 
 std::string cpu_use_note(const analysis::CellSummary& s, unsigned online_cpus) {
     // No CPU time recorded (cpu_ns 0: a result written without it) says nothing.
@@ -36,17 +68,119 @@ std::string cpu_use_note(const analysis::CellSummary& s, unsigned online_cpus) {
             ? fmt::format("the lock sleeps while it waits: {} times a second per thread",
                           format_table_number(s.sleeps_per_acquire.median *
                                               s.acquires_per_second.median / threads))
-            : std::string("descheduled by other load on this machine, or waiting in the "
-                          "kernel; --event context_switches counts how often"));
+            : "descheduled by other load on this machine, or waiting in the kernel" +
+                  context_switch_hint(s));
 }
 
-std::vector<std::string> cell_notes(const std::vector<analysis::CellSummary>& summaries,
-                                    unsigned online_cpus) {
+namespace {
+
+// Detail::brief: each kind of cell note once, naming its cells and its figure's range.
+std::vector<std::string> merged_cell_notes(const std::vector<analysis::CellSummary>& summaries,
+                                           unsigned online_cpus, bool acquire_limited) {
+    using analysis::CellRef;
+    using analysis::cells_text;
+    using analysis::figure_range;
+    std::vector<CellRef> all;
+    for (const auto& s : summaries)
+        if (s.cell) all.push_back(ref(s));
+    const auto two = [](double v) { return fmt::format("{:.2f}", v); };
+    std::vector<std::string> notes;
+
+    // All-run share.
+    std::vector<CellRef> partial;
+    std::vector<double> shares;
+    for (const auto& s : summaries)
+        if (!partial_concurrency_note(s, acquire_limited).empty())
+            partial.push_back(ref(s)), shares.push_back(100 * s.full_concurrency.median);
+    if (!partial.empty())
+        notes.push_back(fmt::format(
+            "all threads ran at once for only {}% of the trial window in {}; the rest ran with "
+            "fewer rivals, so the figures mix contention levels. {}",
+            figure_range(shares, [](double v) { return fmt::format("{:.0f}", v); }),
+            cells_text(partial, all), partial_cause(acquire_limited)));
+
+    // Oversubscribed, sleeping and off-CPU cells, each kind in one note.
+    std::vector<CellRef> over, sleeping;
+    std::vector<double> over_used, sleep_used, sleep_rate;
+    std::vector<unsigned> order;  // thread counts of off-CPU cells
+    std::map<unsigned, std::vector<CellRef>> off;
+    std::map<unsigned, std::vector<double>> off_used;
+    std::map<unsigned, double> could_use;
+    std::string hint;
+    for (const auto& s : summaries) {
+        if (cpu_use_note(s, online_cpus).empty()) continue;
+        const unsigned threads = s.cell->threads;
+        const double used = s.cpus_used.median;
+        if (online_cpus > 0 && threads > online_cpus) {
+            over.push_back(ref(s)), over_used.push_back(used);
+        } else if (s.sleeps_per_acquire.median > 0) {
+            sleeping.push_back(ref(s)), sleep_used.push_back(used);
+            sleep_rate.push_back(s.sleeps_per_acquire.median * s.acquires_per_second.median /
+                                 threads);
+        } else {
+            if (!off.count(threads)) order.push_back(threads);
+            off[threads].push_back(ref(s));
+            off_used[threads].push_back(used);
+            could_use[threads] = online_cpus > 0 ? std::min(threads, online_cpus) : threads;
+            if (hint.empty()) hint = context_switch_hint(s);
+        }
+    }
+    if (!over.empty())
+        notes.push_back(fmt::format(
+            "oversubscribed: {} had more threads than the {} online CPUs and ran on {} CPUs on "
+            "average; a descheduled holder stalls every waiter until it runs again (lock-holder "
+            "preemption), so these figures are not what that many CPUs would show",
+            cells_text(over, all), online_cpus, figure_range(over_used, two)));
+    if (!sleeping.empty())
+        notes.push_back(fmt::format(
+            "{}: the lock sleeps while it waits ({} times a second per thread), so the threads "
+            "ran on only {} CPUs on average; cpu ns/acq counts only their time on a CPU",
+            cells_text(sleeping, all),
+            figure_range(sleep_rate, [](double v) { return format_table_number(v); }),
+            figure_range(sleep_used, two)));
+    if (!order.empty()) {
+        std::vector<std::string> groups;
+        for (unsigned threads : order)
+            groups.push_back(fmt::format("{} of {} in {}", figure_range(off_used[threads], two),
+                                         groups.empty() ? cpus_text(could_use[threads])
+                                                        : fmt::format("{:.0f}", could_use[threads]),
+                                         cells_text(off[threads], all)));
+        std::string joined = groups.front();
+        for (std::size_t i = 1; i < groups.size(); ++i)
+            joined += (i + 1 == groups.size() ? " and " : ", ") + groups[i];
+        notes.push_back(
+            fmt::format("off-CPU: threads ran on only {} (other load, or the "
+                        "kernel){}; cpu ns/acq counts on-CPU time",
+                        joined, hint));
+    }
+    return notes;
+}
+
+// Event columns whose every cell reads 0.00 per acquire: the brief table leaves them out and
+// says so in one line.
+bool negligible(const analysis::CellSummary& s, const std::string& event) {
+    for (const auto& e : s.events)
+        if (e.event == event)
+            return !e.counted || format_table_number(e.per_acquire.median) == "0.00";
+    return true;
+}
+
+}  // namespace
+
+std::vector<std::string> cell_notes(const workload::RunResult& run,
+                                    const std::vector<analysis::CellSummary>& summaries,
+                                    analysis::Detail detail) {
+    const unsigned online_cpus = run.provenance.logical_cpus;
+    const bool acquire_limited = !run.spec.duration_ns && run.spec.acquires_per_thread;
     std::vector<std::string> notes;
     analysis::StealTally steal;
+    if (detail == analysis::Detail::brief)
+        notes = merged_cell_notes(summaries, online_cpus, acquire_limited);
     for (const auto& s : summaries) {
-        for (auto note : {partial_concurrency_note(s), cpu_use_note(s, online_cpus)})
-            if (!note.empty()) notes.push_back(std::move(note));
+        if (detail == analysis::Detail::full)
+            for (auto note :
+                 {partial_concurrency_note(s, acquire_limited), cpu_use_note(s, online_cpus)})
+                if (!note.empty()) notes.push_back(std::move(note));
         if (s.cell) steal.add(*s.cell);
     }
     // One note for the run, not one per cell: a busy host takes from every cell alike.
@@ -157,7 +291,8 @@ std::string exclusion_summary(const workload::RunResult& run) {
 }
 
 std::string describe_workload(const workload::RunResult& run,
-                              const std::vector<analysis::CellSummary>& summaries) {
+                              const std::vector<analysis::CellSummary>& summaries,
+                              analysis::Detail detail) {
     const auto& s = run.spec;
     std::string stop =
         s.duration_ns
@@ -173,9 +308,26 @@ std::string describe_workload(const workload::RunResult& run,
                                     format_duration(static_cast<double>(*s.max_time_ns)))
                       : fmt::format("{} trial{}", s.trials, s.trials == 1 ? "" : "s");
     if (s.processes > 1) trials += fmt::format(" in each of {} processes", s.processes);
+    const auto placement_label = workload::lock_placement_label(workload::lock_placement(run));
+    // Brief: the lock page and the pinning only where the run changed them.
+    const bool brief = detail == analysis::Detail::brief;
+    if (brief) {  // "3 trials of 200 ms", not "200.00 ms per trial, 3 trials"
+        for (std::size_t at; (at = stop.find(".00 ")) != std::string::npos;) stop.erase(at, 3);
+        if (s.duration_ns && !s.max_time_ns && s.processes <= 1) {
+            stop = fmt::format("{} of {}", trials, stop.substr(0, stop.find(" per trial")));
+            trials.clear();
+        }
+    }
+    const std::string head = trials.empty() ? stop : stop + ", " + trials;
+    const std::string page = brief && s.work.lock_page == workload::LockPage::normal
+                                 ? ""
+                                 : ", lock page " + placement_label;
+    const std::string pin =
+        brief && s.pin.mode == workload::PinMode::none && s.sched != workload::SchedPolicy::fifo
+            ? ""
+            : ", pin " + pin_label(s);
     return fmt::format(
-        "{}, {}, critical {} on {} shared line{}{}, parallel {}{}, lock page {}, pin {}{}", stop,
-        trials,
+        "{}, critical {} on {} shared line{}{}, parallel {}{}{}{}{}", head,
         work_label(s.work.critical_ns, s.work.critical_instructions, summaries,
                    &analysis::CellSummary::critical_work_ns),
         s.work.shared_lines, s.work.shared_lines == 1 ? "" : "s", placement,
@@ -184,7 +336,7 @@ std::string describe_workload(const workload::RunResult& run,
         s.work.read_fraction > 0
             ? fmt::format(", read fraction {:g} (seed {})", s.work.read_fraction, s.seed)
             : "",
-        workload::lock_placement_label(workload::lock_placement(run)), pin_label(s),
+        page, pin,
         s.warmup_ns ? fmt::format(", warm-up {}", format_duration(static_cast<double>(s.warmup_ns)))
                     : "");
 }
@@ -201,32 +353,37 @@ OptionalColumns optional_columns(const std::vector<analysis::CellSummary>& summa
     return c;
 }
 
-std::string partial_concurrency_note(const analysis::CellSummary& s) {
+std::string partial_concurrency_note(const analysis::CellSummary& s, bool acquire_limited) {
     if (s.trials == 0 || !s.cell || s.full_concurrency.median >= kFullConcurrencyNote) return "";
     return fmt::format(
-        "{} with {} threads: all threads ran at once for only {:.0f}% of the trial window; the "
-        "rest ran with fewer rivals (threads that finished their acquires early or started "
-        "late), so its figures mix contention levels. Unfair locks with --acquires do this; "
-        "--duration keeps every thread running to the end.",
-        s.cell->lock, s.cell->threads, 100 * s.full_concurrency.median);
+        "{} with {}: all threads ran at once for only {:.0f}% of the trial window; the rest ran "
+        "with fewer rivals (threads that {}started late), so its figures mix contention levels. "
+        "{}",
+        s.cell->lock, threads_text(s.cell->threads), 100 * s.full_concurrency.median,
+        acquire_limited ? "finished their acquires early or " : "", partial_cause(acquire_limited));
 }
 
 namespace {
 
 // "lockprof 0.1.0 (abc123) on x86_64 ..., build: ..., workload: ...": what ran, on what.
+// Brief: the build type on the first line, the compiler and kernel only with --verbose (the
+// JSON keeps them), the workload without the defaults it did not change.
 std::string table_header(const workload::RunResult& run,
-                         const std::vector<analysis::CellSummary>& summaries) {
+                         const std::vector<analysis::CellSummary>& summaries,
+                         analysis::Detail detail) {
     const auto& p = run.provenance;
     const std::string_view lse = workload::lse_label(p);
+    const bool brief = detail == analysis::Detail::brief;
     std::string out;
-    out += fmt::format("lockprof {} ({}) on {} {}, {} CPUs{}{}\n", p.lockprof_version,
-                       p.git_revision, p.arch, p.cpu_model, p.logical_cpus,
-                       lse.empty() ? "" : fmt::format(", {}", lse),
+    out += fmt::format("lockprof {} ({}{}) on {} {}, {} CPUs{}{}\n", p.lockprof_version,
+                       p.git_revision, brief ? ", " + p.build_type : "", p.arch, p.cpu_model,
+                       p.logical_cpus, lse.empty() ? "" : fmt::format(", {}", lse),
                        p.vm_hint.empty() ? "" : ", VM: " + p.vm_hint);
-    out +=
-        fmt::format("build: {} {}{}; kernel {}\n", p.compiler, p.build_type,
-                    p.assertions ? ", ASSERTIONS ON (numbers not representative)" : "", p.kernel);
-    out += "workload: " + describe_workload(run, summaries) + "\n";
+    if (!brief || p.assertions)
+        out += fmt::format("build: {} {}{}; kernel {}\n", p.compiler, p.build_type,
+                           p.assertions ? ", ASSERTIONS ON (numbers not representative)" : "",
+                           p.kernel);
+    out += "workload: " + describe_workload(run, summaries, detail) + "\n";
     if (std::string exclusion = exclusion_summary(run); !exclusion.empty())
         out += "exclusion: " + exclusion + "\n";
 
@@ -240,22 +397,40 @@ struct TableLayout {
     OptionalColumns columns;
     std::vector<std::string> header;
     std::vector<TextTable::Align> align;
+    bool brief = false;
 };
 
-TableLayout table_layout(const std::vector<analysis::CellSummary>& summaries) {
+TableLayout table_layout(const std::vector<analysis::CellSummary>& summaries,
+                         analysis::Detail detail) {
+    const bool brief = detail == analysis::Detail::brief;
     TableLayout layout;
     layout.events = event_names(summaries);
+    // Brief: no column that reads 0.00 in every row (the notes name them).
+    if (brief)
+        std::erase_if(layout.events, [&](const std::string& event) {
+            return std::all_of(summaries.begin(), summaries.end(), [&](const auto& s) {
+                return s.trials == 0 || negligible(s, event);
+            });
+        });
+    layout.brief = brief;
     layout.columns = optional_columns(summaries);
     const auto& [any_sleeps, any_partial, any_latency] = layout.columns;
     auto& header = layout.header;
     auto& align = layout.align;
     const auto& events = layout.events;
 
-    header = {"lock",       "delay",     "acquires/s", "spread",   "ns/acq",
-              "cpu ns/acq", "ticks/acq", "rmw/acq",    "spins/acq"};
+    // Brief: ns/acq is 1e9 / acquires/s of the same window, and ticks/acq the same window
+    // counted by the tick counter; --verbose shows both.
     using A = TextTable::Align;
-    align = {A::left,  A::left,  A::right, A::right, A::right,
-             A::right, A::right, A::right, A::right};
+    if (brief) {
+        header = {"lock", "delay", "acquires/s", "spread", "cpu ns/acq", "rmw/acq", "spins/acq"};
+        align = {A::left, A::left, A::right, A::right, A::right, A::right, A::right};
+    } else {
+        header = {"lock",       "delay",     "acquires/s", "spread",   "ns/acq",
+                  "cpu ns/acq", "ticks/acq", "rmw/acq",    "spins/acq"};
+        align = {A::left,  A::left,  A::right, A::right, A::right,
+                 A::right, A::right, A::right, A::right};
+    }
     if (any_sleeps) header.push_back("sleeps/acq"), align.push_back(A::right);
     header.push_back("fairness");
     align.push_back(A::right);
@@ -282,11 +457,12 @@ std::vector<std::string> table_row(const analysis::CellSummary& s, const TableLa
         row.push_back("not run");
         return row;
     }
-    row.push_back(si(s.acquires_per_second.median));
+    // The geometric mean `vs first` compares (summary.hpp), so its ratio is of figures shown.
+    row.push_back(si(s.throughput > 0 ? s.throughput : s.acquires_per_second.median));
     row.push_back(analysis::spread_text(s.acquires_per_second, "1 trial"));
-    row.push_back(number(s.wall_ns_per_acquire.median));
+    if (!layout.brief) row.push_back(number(s.wall_ns_per_acquire.median));
     row.push_back(number(s.cpu_ns_per_acquire.median));
-    row.push_back(number(s.ticks_per_acquire.median));
+    if (!layout.brief) row.push_back(number(s.ticks_per_acquire.median));
     row.push_back(number(s.rmw_per_acquire.median));
     row.push_back(number(s.spins_per_acquire.median));
     if (any_sleeps) row.push_back(number(s.sleeps_per_acquire.median));
@@ -363,10 +539,55 @@ std::string read_write_split(const std::vector<analysis::CellSummary>& summaries
 
 }  // namespace
 
+namespace {
+
+// The acquire of tas, cas and their kin is an exclusive load/store pair on ARMv8.0 (LL/SC),
+// where a failed store-exclusive retries: the difference the 2020 thread measured. A CPU with
+// locked read-modify-writes (x86) has no such retry, which a run comparing them should say once.
+std::string llsc_note(const workload::RunResult& run) {
+    if (run.provenance.arch.empty() || run.provenance.arch == "aarch64") return "";
+    std::vector<std::string> sensitive;
+    for (const auto& c : run.cells)
+        if (c.algorithm != "empty" && !locks::is_flavour_independent(c.algorithm) &&
+            std::find(sensitive.begin(), sensitive.end(), c.lock) == sensitive.end())
+            sensitive.push_back(c.lock);
+    if (sensitive.size() < 2) return "";
+    return fmt::format(
+        "{} has no LL/SC: no lock here retries a store-exclusive as on ARMv8.0 (docs/aarch64.md)",
+        run.provenance.arch);
+}
+
+// The legend under the tables: every column in full (--verbose), or what a reader needs to
+// read the figures and the `vs first` ratio.
+std::string legend(const OptionalColumns& columns, analysis::Detail detail) {
+    // Brief: the method line (summary.hpp's verdict_notes) says what acquires/s is.
+    if (detail == analysis::Detail::brief) return "";
+    std::string out = fmt::format(
+        "acquires/s: geometric mean of the trials (the figure `vs first` divides); {}; ns/acq: "
+        "wall time / acquires;\ncpu ns/acq: CPU time of all threads / acquires; ticks/acq: the "
+        "tick counter (x86 TSC, aarch64\ngeneric timer; not core cycles) over the window / "
+        "acquires; rmw/acq: atomic read-modify-writes per acquire;\nspins/acq: polls of a held "
+        "lock per acquire; fairness: Jain's index of per-thread acquires (1 = equal);\nevery "
+        "per-acquire column: the median over trials.\n",
+        analysis::kSpreadDefinition);
+    if (columns.sleeps)
+        out +=
+            "sleeps/acq: times a waiter gave up its CPU (pg-slock's pg_usleep, event-mutex's event "
+            "waits) per acquire.\n";
+    if (columns.partial)
+        out +=
+            "all-run: share of the trial window in which every thread was running the loop "
+            "(median over trials).\n";
+    return out;
+}
+
+}  // namespace
+
 std::string render_table(const workload::RunResult& run,
-                         const std::vector<analysis::CellSummary>& summaries) {
-    std::string out = table_header(run, summaries);
-    const TableLayout layout = table_layout(summaries);
+                         const std::vector<analysis::CellSummary>& summaries,
+                         analysis::Detail detail) {
+    std::string out = table_header(run, summaries, detail);
+    const TableLayout layout = table_layout(summaries, detail);
     const auto& [any_sleeps, any_partial, any_latency] = layout.columns;
     std::map<unsigned, TextTable> tables;
     std::vector<unsigned> order;
@@ -379,29 +600,43 @@ std::string render_table(const workload::RunResult& run,
         tables[threads].add_row(table_row(s, layout));
     }
     for (unsigned threads : order) {
-        out += fmt::format("\n{} thread{}\n", threads, threads == 1 ? "" : "s");
+        if (layout.brief) {
+            // The thread count heads the lock column: one line per table fewer.
+            auto header = layout.header;
+            header[0] = threads_text(threads);
+            auto& table = tables[threads];
+            table.set_header(header, layout.align);
+            // Each table's header line sets it apart: no blank line between them.
+            out += (threads == order.front() ? "\n" : "") + table.render("  ");
+            continue;
+        }
+        out += fmt::format("\n{}\n", threads_text(threads));
         out += tables[threads].render("  ");
     }
     if (run.spec.work.read_fraction > 0) out += read_write_split(summaries, any_latency);
-    out += fmt::format("\nacquires/s: median over trials ({}); ns/acq: wall time / ",
-                       analysis::kSpreadDefinition);
-    out +=
-        "acquires;\ncpu ns/acq: CPU time of all threads / acquires; ticks/acq: the tick "
-        "counter (x86 TSC, aarch64\ngeneric timer; not core cycles) over the window / acquires; "
-        "rmw/acq: atomic "
-        "read-modify-writes per acquire;\nspins/acq: polls of a held lock per acquire; "
-        "fairness: Jain's index of per-thread acquires (1 = equal).\n";
-    if (any_sleeps)
-        out +=
-            "sleeps/acq: times a waiter gave up its CPU (pg-slock's pg_usleep, event-mutex's event "
-            "waits) per acquire.\n";
-    if (any_partial)
-        out +=
-            "all-run: share of the trial window in which every thread was running the loop "
-            "(median over trials).\n";
-    for (const auto& line : analysis::verdict_notes(summaries)) out += line + "\n";
-    for (const auto& note : cell_notes(summaries, run.provenance.logical_cpus))
-        out += "note: " + note + "\n";
+    out += "\n" + legend(layout.columns, detail);
+    if (layout.brief && analysis::comparison_count(summaries) == 0)
+        out += fmt::format("acquires/s: geometric mean of the trials; {}\n",
+                           analysis::kSpreadDefinition);
+    if (layout.brief && any_sleeps)
+        out += "sleeps/acq: times a waiter gave up its CPU per acquire.\n";
+    if (layout.brief && any_partial)
+        out += "all-run: share of the window in which every thread ran the loop.\n";
+    for (const auto& line : analysis::verdict_notes(summaries, detail)) out += line + "\n";
+    if (layout.brief) {
+        // The event columns the brief table left out.
+        std::vector<std::string> hidden;
+        for (const auto& event : event_names(summaries))
+            if (std::find(layout.events.begin(), layout.events.end(), event) == layout.events.end())
+                hidden.push_back(event);
+        if (!hidden.empty())
+            out += fmt::format(
+                "note: {}: under 0.005 per acquire in every cell (--verbose: "
+                "the column{})\n",
+                fmt::join(hidden, ", "), hidden.size() == 1 ? "" : "s");
+    }
+    for (const auto& note : cell_notes(run, summaries, detail)) out += "note: " + note + "\n";
+    if (auto note = llsc_note(run); !note.empty()) out += "note: " + note + "\n";
     for (const auto& note : run.notes) out += "note: " + note + "\n";
     if (run.interrupted)
         out += fmt::format("INTERRUPTED{}: results above cover only the trials that finished.\n",
@@ -435,8 +670,18 @@ std::string render_csv(const workload::RunResult& run,
     const auto derived = derived_columns(summaries);
     for (const auto* d : derived) out += ",derived_" + d->name;
     out += "\n";
+    const auto columns = static_cast<std::size_t>(std::count(out.begin(), out.end(), ',')) + 1;
     for (const auto& s : summaries) {
         const auto& c = *s.cell;
+        if (s.trials == 0) {
+            // A cell an interrupt or the watchdog kept from running: trials 0 and every figure
+            // empty, not a row of zeros a script would read as measured.
+            out += fmt::format("{},{},{},{},{},0,{},{}", csv_field(c.lock), csv_field(c.algorithm),
+                               csv_field(c.flavour), arch::delay_name(c.delay), c.threads,
+                               c.complete ? 1 : 0, c.lost_updates);
+            out += std::string(columns - 8, ',') + "\n";
+            continue;
+        }
         out += fmt::format(
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(c.lock),
             csv_field(c.algorithm), csv_field(c.flavour), arch::delay_name(c.delay), c.threads,

@@ -11,6 +11,7 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/files.hpp"
 #include "lockprof/common/parse.hpp"
+#include "lockprof/common/number_format.hpp"
 
 namespace lockprof::workload {
 
@@ -63,9 +64,9 @@ std::vector<int> parse_cpu_order(std::string_view text, const std::string& file,
     }
     if (order.size() < threads)
         throw UsageError(fmt::format(
-            "--cpu-order: {} (lines 1-{}) lists {} CPU(s), fewer than the {} threads of the "
+            "--cpu-order: {} (lines 1-{}) lists {} CPU(s), fewer than the {} of the "
             "largest --threads count (worker i runs on the i-th CPU); add CPUs or lower --threads",
-            file, line_number, order.size(), threads));
+            file, line_number, order.size(), threads_text(threads)));
     return order;
 }
 

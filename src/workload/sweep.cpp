@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/common/number_format.hpp"
 
 namespace lockprof::workload {
 
@@ -50,8 +51,8 @@ bool run_one_trial(const Plan& plan, std::size_t i, unsigned trial, RunControl& 
                    const SweepHooks& hooks, RunResult& run, const std::string& of) {
     const PlannedCell& cell = plan.cells[i];
     if (hooks.progress)
-        hooks.progress(fmt::format("{} with {} threads, trial {}{}", cell.lock->name, cell.threads,
-                                   trial + 1, of));
+        hooks.progress(fmt::format("{} with {}, trial {}{}", cell.lock->name,
+                                   threads_text(cell.threads), trial + 1, of));
     TrialOutcome outcome = run_trial(*cell.lock, plan.trial_spec(cell, trial), control);
     if (outcome.interrupted) return false;
     outcome.result.trial = trial;
@@ -97,9 +98,8 @@ void verify_cells(const Plan& plan, RunControl& control, const SweepHooks& hooks
                 std::min(spec.duration_ns.value_or(kVerificationCapNs), kVerificationCapNs);
         }
         if (hooks.progress)
-            hooks.progress(fmt::format("{} {} with {} threads",
-                                       verify ? kVerifyingPrefix : "warm-up", cell.lock->name,
-                                       cell.threads));
+            hooks.progress(fmt::format("{} {} with {}", verify ? kVerifyingPrefix : "warm-up",
+                                       cell.lock->name, threads_text(cell.threads)));
         RunControl quiet;  // no instruments: this trial is not measured
         quiet.interrupted = control.interrupted;
         const TrialOutcome outcome = run_trial(*cell.lock, spec, quiet);
@@ -185,9 +185,9 @@ RunResult run_sweep(const Plan& plan, RunControl& control, const SweepHooks& hoo
     for (const auto& cell : run.cells)
         if (cell.overlaps > 0 || cell.lost_updates > 0)
             run.notes.push_back(fmt::format(
-                "MUTUAL EXCLUSION FAILED: lock '{}' with {} threads let a second holder in at "
+                "MUTUAL EXCLUSION FAILED: lock '{}' with {} let a second holder in at "
                 "{} acquires and lost {} critical-section updates; its figures are meaningless",
-                cell.lock, cell.threads, cell.overlaps, cell.lost_updates));
+                cell.lock, threads_text(cell.threads), cell.overlaps, cell.lost_updates));
     if (plan.spec.work.read_fraction > 0) {
         std::vector<std::string> exclusive;
         for (const auto& cell : plan.cells)

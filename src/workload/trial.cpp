@@ -20,6 +20,7 @@
 #include "lockprof/workload/plan.hpp"
 #include "lockprof/workload/sched.hpp"
 #include "lockprof/workload/steal.hpp"
+#include "lockprof/common/number_format.hpp"
 
 namespace lockprof::workload {
 namespace {
@@ -193,10 +194,10 @@ void* worker_main(void* raw) {
         request_progress(*state);
     }
     for (auto t : threads) pthread_detach(t);
-    throw StallError(fmt::format(
-        "lock '{}' with {} threads made no progress: {}; the lock may be broken or a thread "
-        "starved. Raise --watchdog if heavy oversubscription makes this expected",
-        lock.name, state->spec->threads, what));
+    throw StallError(
+        fmt::format("lock '{}' with {} made no progress: {}; the lock may be broken or a thread "
+                    "starved. Raise --watchdog if heavy oversubscription makes this expected",
+                    lock.name, threads_text(state->spec->threads), what));
 }
 
 // The workers, with small stacks (1024-thread runs stay cheap; sanitizer builds need more).

@@ -357,10 +357,7 @@ TEST(ReportCli, WritesSelfContainedHtmlAndStandaloneSvg) {
 
 TEST(ReportCli, UsageErrors) {
     Files f;
-    auto r = run_lockprof({"report", f.base});
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("nothing to write"), std::string::npos) << r.err;
-    r = run_lockprof({"report", f.base, "-o", "/nonexistent-dir/r.html"});
+    auto r = run_lockprof({"report", f.base, "-o", "/nonexistent-dir/r.html"});
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(lockprof::test::count_lines(r.err), 1);
     std::ofstream(f.dir / "junk.json") << "[1, 2";

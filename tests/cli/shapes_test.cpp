@@ -151,6 +151,10 @@ TEST(CliShapes, LockPageDefaultsToNormalAndSaysSo) {
     auto r = run_lockprof(
         {"--lock=tas", "--threads=1", "--acquires=500", "--trials=1", "--output", json});
     ASSERT_EQ(r.exit_code, 0) << r.err;
+    // The brief table names the lock page only where a run changed it; --verbose always.
+    EXPECT_EQ(r.out.find("lock page"), std::string::npos) << r.out;
+    r = run_lockprof({"report", json, "--verbose"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("lock page normal (heap)"), std::string::npos) << r.out;
     const auto doc = nlohmann::json::parse(lockprof::test::read_all(json));
     EXPECT_EQ(doc["config"]["lock_page"], "normal");

@@ -47,6 +47,7 @@ struct CellEvidence {
     std::optional<double> read_per_second, write_per_second;
     std::optional<LatencySummary> read_latency, write_latency;
     std::vector<std::pair<std::string, Spread>> events_per_acquire;  // counted events only
+    Spread acquires;  // acquires per trial, all threads: what the event counts are over
     std::vector<DerivedMetric> derived;  // IPC, stxr fail ratio, where their inputs were counted
     // Sampling: sampled instructions of the annotated functions and the acquire loop's code.
     std::uint64_t samples = 0;
@@ -65,6 +66,10 @@ struct ExplainThresholds {
     double rmw_ratio = 2.0;           // rmw/acquire differs at least this much
     double min_rmw = 1.5;             // and the larger is at least this (retries happen)
     double exclusive_fail_ratio = 2.0;
+    // A counted event explains a difference only when the two locks' counts differ by at least
+    // this much per acquire (and by more than the counts' own noise): a context switch per
+    // million acquires moves no throughput.
+    double min_event_difference = 0.01;
     double cpu_use_ratio = 0.8;  // one lock's threads ran on at most this share of the other's CPUs
     // A queue lock "spins locally" when it waited (at least this many polls per acquire) with
     // at most queue_max_rmw read-modify-writes per acquire: the polls were plain loads.
@@ -92,6 +97,7 @@ struct PairDiagnosis {
     unsigned threads = 0;
     std::vector<Finding> findings;
     bool inconclusive = false;  // the throughput verdict is not settled and nothing explains
+    std::optional<Effect> throughput{};  // the throughput verdict (the table's `vs first`)
 };
 
 // Evidence from a run's summaries (throughput, rmw, spins, events); sampling evidence is added
@@ -102,8 +108,12 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
 std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
                                    const ExplainThresholds& thresholds = {});
 
-// "Explanation (measured evidence only):" then each pair's numbered findings.
-std::string render_explanation(const std::vector<PairDiagnosis>& diagnoses);
+// "Explanation (from measured evidence only):" then, Detail::full, each pair's numbered
+// findings; Detail::brief, each pair's conclusion once: a pair with evidence gets its verdict
+// and its numbered evidence, pairs with nothing but a verdict share one line per conclusion
+// ("ttas, cas vs tas at 1 and 2 threads: inconclusive ...").
+std::string render_explanation(const std::vector<PairDiagnosis>& diagnoses,
+                               Detail detail = Detail::full);
 
 // Per-acquire figures as the explanation writes them (37, 2.9, 1.3, 0.2): the one in
 // lockprof/common/number_format.hpp.

@@ -35,6 +35,9 @@ bool ranges_overlap(const Spread& a, const Spread& b);
 
 double median(std::vector<double> values);
 
+// exp(mean(log v)): what a verdict's ratio divides (verdict.hpp); 0 with a value <= 0 or none.
+double geometric_mean(const std::vector<double>& values);
+
 // Jain's fairness index (sum x)^2 / (n * sum x^2): 1 when all equal, 1/n when one thread has
 // everything. 1 for empty or all-zero input.
 double jain_index(const std::vector<double>& per_thread);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lockprof/analysis/derived_events.hpp"
+#include "lockprof/analysis/notes.hpp"
 #include "lockprof/analysis/stats.hpp"
 #include "lockprof/analysis/verdict.hpp"
 #include "lockprof/workload/results.hpp"
@@ -74,6 +75,9 @@ struct CellSummary {
     // The values the `vs first` verdicts compare for this cell: acquires/s per trial, or with
     // 3 or more --processes one pooled value per process. The explanation judges with them too.
     std::vector<double> verdict_values;
+    // The geometric mean of verdict_values: the figure whose ratio `vs first` shows, and the
+    // acquires/s the tables print. 0 when a value is 0 or there is none.
+    double throughput = 0;
     // `--trials auto` cells only (stopped as settled or by the budget): how precisely the
     // cell's own trials pin down its throughput, judged with the run's band, Bonferroni over
     // every cell of the run: what the sweep's stopping rule used.
@@ -96,7 +100,14 @@ VerdictOptions verdict_options(const std::vector<CellSummary>& summaries);
 // The lines under a table of `vs first` verdicts: the method (level, correction, band), then
 // each cell that is inconclusive (with what would settle it), has too few trials or flagged
 // outliers; then adaptive_notes(). Empty when nothing was compared and trials were fixed.
-std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries);
+// Detail::brief: the method in one line, the inconclusive cells in one line with their
+// intervals and one remedy, limits merged by text, the budget-stopped cells in one line.
+std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries,
+                                       Detail detail = Detail::full);
+
+// `--trials auto --max-time 20s`: a budget that would likely let every cell settle, from the
+// trials the slowest-to-settle comparison needs, the cells and their trials' length.
+std::string auto_trials_advice(const std::vector<CellSummary>& summaries, unsigned trials_needed);
 
 // A cell's acquires/s per trial, in trial order.
 std::vector<double> trial_throughputs(const workload::CellResult& cell);

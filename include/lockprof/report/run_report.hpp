@@ -20,8 +20,10 @@ std::string exclusion_summary(const workload::RunResult& run);
 // Whether some cell of the run let a second holder in.
 bool exclusion_failed(const workload::RunResult& run);
 
+// Detail::brief leaves out the lock page and the pinning where the run kept their defaults.
 std::string describe_workload(const workload::RunResult& run,
-                              const std::vector<analysis::CellSummary>& summaries);
+                              const std::vector<analysis::CellSummary>& summaries,
+                              analysis::Detail detail = analysis::Detail::full);
 
 // The columns a report shows only when some cell needs them, decided in one place so the text
 // table and the HTML report show the same ones.
@@ -34,8 +36,9 @@ constexpr double kFullConcurrencyNote = 0.9;
 OptionalColumns optional_columns(const std::vector<analysis::CellSummary>& summaries);
 
 // The note for a cell whose threads ran all at once for under kFullConcurrencyNote of the
-// window; "" otherwise.
-std::string partial_concurrency_note(const analysis::CellSummary& s);
+// window; "" otherwise. Its cause and advice follow the run's stop rule: threads that finished
+// their acquires early (`--acquires`), or started late (`--duration`).
+std::string partial_concurrency_note(const analysis::CellSummary& s, bool acquire_limited);
 
 // Below this share of the CPUs its threads could have used (min(threads, online CPUs)), a
 // cell's threads are said to have waited off-CPU.
@@ -45,14 +48,21 @@ constexpr double kCpuUseNote = 0.8;
 // ran on under kCpuUseNote of the CPUs they could use; "" otherwise. online_cpus 0: unknown.
 std::string cpu_use_note(const analysis::CellSummary& s, unsigned online_cpus);
 
-// Every per-cell note the table and the HTML report print, in that order, then the run's one
-// hypervisor steal note (analysis::steal_note) over all cells' trials.
-std::vector<std::string> cell_notes(const std::vector<analysis::CellSummary>& summaries,
-                                    unsigned online_cpus);
+// The notes on the cells: Detail::full, each cell's own (the HTML report, --verbose), in the
+// order of the cells; Detail::brief, one note per kind naming the cells it applies to and the
+// range of its figure (all-run share, oversubscription, sleeping waiters, off-CPU threads).
+// Then the run's one hypervisor steal note (analysis::steal_note) over all cells' trials.
+std::vector<std::string> cell_notes(const workload::RunResult& run,
+                                    const std::vector<analysis::CellSummary>& summaries,
+                                    analysis::Detail detail = analysis::Detail::full);
 
-// Header (provenance and workload), one table per thread count, notes.
+// Header (provenance and workload), one table per thread count, legend, verdict lines, notes.
+// Detail::brief (the terminal's default): the columns a reader needs (ns/acq and ticks/acq,
+// and event columns that read 0.00 everywhere, only in full), a one-line legend and method,
+// merged notes; Detail::full (--verbose): every column and sentence.
 std::string render_table(const workload::RunResult& run,
-                         const std::vector<analysis::CellSummary>& summaries);
+                         const std::vector<analysis::CellSummary>& summaries,
+                         analysis::Detail detail = analysis::Detail::full);
 
 // A CSV field: as it is, or in double quotes (quotes doubled) when it holds a comma, a quote or
 // a newline. Every CSV lockprof writes quotes its text fields with this.

@@ -62,7 +62,7 @@ TEST(PmuEvents, OpenErrorsExplainCauseAndRemedyOnOneLine) {
         const char* must_contain;
     };
     for (const auto& c :
-         {Case{ENOENT, "virtual PMU"}, Case{EACCES, "perf_event_paranoid"},
+         {Case{ENOENT, "vPMU"}, Case{EACCES, "perf_event_paranoid"},
           Case{EPERM, "perf_event_paranoid"}, Case{EOPNOTSUPP, "EOPNOTSUPP"}, Case{EINVAL, "group"},
           Case{EMFILE, "ulimit -n"}, Case{ENOSYS, "seccomp"}, Case{ENOSYS, "qemu"}}) {
         // No core PMU registered, as in a VM without a virtual PMU: the wording must not depend
@@ -80,7 +80,7 @@ TEST(PmuEvents, EnoentTellsAMissingPmuFromAnUnimplementedEvent) {
     // No core PMU registered (a VM without a virtual PMU): the VM wording.
     const std::string vm = explain_open_error(ENOENT, "cycles", {});
     EXPECT_NE(vm.find("exposes no PMU"), std::string::npos) << vm;
-    EXPECT_NE(vm.find("virtual PMU"), std::string::npos) << vm;
+    EXPECT_NE(vm.find("a VM without a vPMU"), std::string::npos) << vm;
     // A core PMU is registered (armv8_pmuv3 under qemu-system-aarch64, an x86 `cpu`): its
     // driver does not implement the event, and a VM is not the cause.
     for (const char* pmu : {"armv8_pmuv3_0", "armv8_cortex_a57", "cpu"}) {

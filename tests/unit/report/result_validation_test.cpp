@@ -138,7 +138,7 @@ const std::vector<Damage> kDamages = {
          d["cells"][0]["trials"][0]["wall_ns"] = 5'000'000; },
      "cells[0].trials[0].wall_ns: 5000000 is not the threads' window"},
     {"a thread missing", [](json& d) { d["cells"][0]["trials"][0]["threads"].erase(1); },
-     "cells[0].trials[0].threads: 1 threads, but the cell ran 2"},
+     "cells[0].trials[0].threads: 1 thread, but the cell ran 2"},
     {"a thread twice", [](json& d) { d["cells"][0]["trials"][0]["threads"][1]["index"] = 0; },
      "cells[0].trials[0].threads[1].index: 0 is repeated"},
     {"a trial twice", [](json& d) { d["cells"][0]["trials"][1]["trial"] = 0; },

@@ -126,7 +126,7 @@ TEST(RunReport, CpuUseNotesOversubscriptionAndOffCpuWaiting) {
     workload::RunResult run;
     run.provenance.logical_cpus = 2;
     run.cells = {cell("tas", 2), cell("pg-slock", 2), cell("ttas", 4)};
-    EXPECT_TRUE(report::cell_notes(analysis::summarize(run), 2).empty())
+    EXPECT_TRUE(report::cell_notes(run, analysis::summarize(run)).empty())
         << "no CPU time recorded: nothing to say";
     auto set_cpu = [&](workload::CellResult& c, std::uint64_t ns) {
         for (auto& t : c.trials[0].threads) t.cpu_ns = ns;

@@ -48,7 +48,7 @@ TEST(CpuOrder, EachBadFileIsOneLineNamingFileAndLine) {
         {"0 1\n\n9\n", 2, "o.txt line 3: CPU 9 is not online (online: 0,1,2,3,4,5,6,7)"},
         {"0 1\n2 1\n", 2, "o.txt line 2: CPU 1 is listed twice (first on line 1)"},
         {"0 1\n2\n", 4, "o.txt (lines 1-2) lists 3 CPU(s), fewer than the 4 threads"},
-        {"# nothing\n", 1, "lists 0 CPU(s), fewer than the 1 threads"},
+        {"# nothing\n", 1, "lists 0 CPU(s), fewer than the 1 thread of"},
     };
     for (const auto& c : cases) {
         const std::string message =

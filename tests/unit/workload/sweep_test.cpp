@@ -37,14 +37,14 @@ TEST(Sweep, InterleavesLocksWithinAThreadCountAndKeepsEveryTrial) {
     RunControl control;
     const RunResult run = run_sweep(plan, control, hooks);
     EXPECT_EQ(progress, (std::vector<std::string>{
-                            "checking exclusion: tas with 1 threads",
-                            "checking exclusion: ticket with 1 threads",
+                            "checking exclusion: tas with 1 thread",
+                            "checking exclusion: ticket with 1 thread",
                             "checking exclusion: tas with 2 threads",
                             "checking exclusion: ticket with 2 threads",
-                            "tas with 1 threads, trial 1/2",
-                            "ticket with 1 threads, trial 1/2",
-                            "tas with 1 threads, trial 2/2",
-                            "ticket with 1 threads, trial 2/2",
+                            "tas with 1 thread, trial 1/2",
+                            "ticket with 1 thread, trial 1/2",
+                            "tas with 1 thread, trial 2/2",
+                            "ticket with 1 thread, trial 2/2",
                             "tas with 2 threads, trial 1/2",
                             "ticket with 2 threads, trial 1/2",
                             "tas with 2 threads, trial 2/2",
@@ -90,10 +90,10 @@ TEST(Sweep, VerifiesEveryCellFirstForAsLongAsTheWarmUp) {
     RunControl control;
     const RunResult run = run_sweep(plan_of(spec), control, hooks);
     EXPECT_EQ(progress, (std::vector<std::string>{
-                            "checking exclusion: tas with 1 threads",
-                            "checking exclusion: ticket with 1 threads",
-                            "tas with 1 threads, trial 1/1",
-                            "ticket with 1 threads, trial 1/1",
+                            "checking exclusion: tas with 1 thread",
+                            "checking exclusion: ticket with 1 thread",
+                            "tas with 1 thread, trial 1/1",
+                            "ticket with 1 thread, trial 1/1",
                         }));
     // Verification trials are not among the measured ones.
     for (const auto& cell : run.cells) {
@@ -202,14 +202,14 @@ TEST(Sweep, AutoTrialsRunTheMinimumThenStopSettledCells) {
     RunControl control;
     const RunResult run = run_sweep(plan_of(spec), control, hooks);
     EXPECT_EQ(progress, (std::vector<std::string>{
-                            "checking exclusion: tas with 1 threads",
-                            "checking exclusion: ticket with 1 threads",
-                            "tas with 1 threads, trial 1 (auto)",
-                            "ticket with 1 threads, trial 1 (auto)",
-                            "tas with 1 threads, trial 2 (auto)",
-                            "ticket with 1 threads, trial 2 (auto)",
-                            "tas with 1 threads, trial 3 (auto)",
-                            "ticket with 1 threads, trial 3 (auto)",
+                            "checking exclusion: tas with 1 thread",
+                            "checking exclusion: ticket with 1 thread",
+                            "tas with 1 thread, trial 1 (auto)",
+                            "ticket with 1 thread, trial 1 (auto)",
+                            "tas with 1 thread, trial 2 (auto)",
+                            "ticket with 1 thread, trial 2 (auto)",
+                            "tas with 1 thread, trial 3 (auto)",
+                            "ticket with 1 thread, trial 3 (auto)",
                         }));
     for (const auto& cell : run.cells) {
         EXPECT_EQ(cell.stop, TrialStop::settled) << cell.lock;
