@@ -727,6 +727,7 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
                                            [](const auto& f) { return f.explains; });
         const bool counted = !base->events_per_acquire.empty() || !cell.events_per_acquire.empty();
         const bool sampled = base->samples > 0 || cell.samples > 0;
+        d.sampled = sampled;
         if (context.throughput_unresolved && !explained) {
             d.inconclusive = true;
             d.findings.push_back(
@@ -827,7 +828,9 @@ std::string brief_explanation(const std::vector<PairDiagnosis>& diagnoses) {
             return f.rule == "inconclusive" || f.rule == "unexplained";
         });
         if (d.inconclusive)
-            key = "inconclusive, nothing counted tells them apart; try --sample";
+            key = d.sampled ? "inconclusive, nothing counted or sampled tells them apart; "
+                              "settle the verdict first (more trials)"
+                            : "inconclusive, nothing counted tells them apart; try --sample";
         else if (d.throughput && d.throughput->verdict == Verdict::equivalent)
             key = "equivalent: nothing to explain";
         else if (d.throughput && (d.throughput->verdict == Verdict::faster ||

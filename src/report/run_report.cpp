@@ -545,7 +545,10 @@ namespace {
 // where a failed store-exclusive retries: the difference the 2020 thread measured. A CPU with
 // locked read-modify-writes (x86) has no such retry, which a run comparing them should say once.
 std::string llsc_note(const workload::RunResult& run) {
-    if (run.provenance.arch.empty() || run.provenance.arch == "aarch64") return "";
+    // x86 only: arm (ldrex/strex) and riscv (lr/sc) have LL/SC of their own.
+    const std::string& arch = run.provenance.arch;
+    const bool x86 = arch == "x86_64" || arch == "i386" || arch == "i686";
+    if (!x86) return "";
     std::vector<std::string> sensitive;
     for (const auto& c : run.cells)
         if (c.algorithm != "empty" && !locks::is_flavour_independent(c.algorithm) &&

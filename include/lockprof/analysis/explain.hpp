@@ -98,6 +98,7 @@ struct PairDiagnosis {
     std::vector<Finding> findings;
     bool inconclusive = false;  // the throughput verdict is not settled and nothing explains
     std::optional<Effect> throughput{};  // the throughput verdict (the table's `vs first`)
+    bool sampled = false;                // either cell has samples
 };
 
 // Evidence from a run's summaries (throughput, rmw, spins, events); sampling evidence is added

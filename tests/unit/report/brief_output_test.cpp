@@ -257,8 +257,11 @@ TEST(BriefOutput, NoLlscOnX86IsOneNoteWhereItMatters) {
     const std::string note = "x86_64 has no LL/SC";
     EXPECT_EQ(count(report::render_table(run, analysis::summarize(run), Detail::brief), note), 1u);
     EXPECT_EQ(count(report::render_table(run, analysis::summarize(run), Detail::full), note), 1u);
-    run.provenance.arch = "aarch64";
-    EXPECT_EQ(count(report::render_table(run, analysis::summarize(run)), "has no LL/SC"), 0u);
+    for (const char* arch : {"aarch64", "armv7l", "riscv64"}) {
+        run.provenance.arch = arch;
+        EXPECT_EQ(count(report::render_table(run, analysis::summarize(run)), "has no LL/SC"), 0u)
+            << arch;
+    }
     run.provenance.arch = "x86_64";
     run.cells = {cell("pthread-mutex", 1, {1000}, 1.0), cell("tas", 1, {900}, 1.0)};
     EXPECT_EQ(count(report::render_table(run, analysis::summarize(run)), "has no LL/SC"), 0u);
@@ -280,6 +283,29 @@ TEST(BriefOutput, CsvRowOfACellThatNeverRanHasNoFigures) {
         << "every figure empty: " << second;
     EXPECT_EQ(std::count(second.begin(), second.end(), ','),
               std::count(header.begin(), header.end(), ','));
+}
+
+// Pairs with nothing but an inconclusive verdict share one line, whose remedy fits what the
+// run already had: no "try --sample" for a sampled run.
+TEST(BriefOutput, InconclusivePairsShareOneLineWithTheRemedyTheyLack) {
+    analysis::PairDiagnosis d;
+    d.baseline = "tas";
+    d.other = "cas";
+    d.threads = 2;
+    d.inconclusive = true;
+    d.findings.push_back({"throughput", "throughput inconclusive: ...", false});
+    d.findings.push_back({"inconclusive", "inconclusive: ...", false});
+    auto ttas = d;
+    ttas.other = "ttas";
+    std::string text = analysis::render_explanation({ttas, d}, Detail::brief);
+    EXPECT_NE(text.find("  ttas, cas vs tas at 2 threads: inconclusive, nothing counted tells "
+                        "them apart; try --sample\n"),
+              std::string::npos)
+        << text;
+    d.sampled = ttas.sampled = true;
+    text = analysis::render_explanation({ttas, d}, Detail::brief);
+    EXPECT_EQ(text.find("--sample"), std::string::npos) << text;
+    EXPECT_NE(text.find("nothing counted or sampled"), std::string::npos) << text;
 }
 
 TEST(Notes, CellsAndPairsAreNamedTogether) {
