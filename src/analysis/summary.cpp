@@ -353,8 +353,14 @@ std::vector<std::string> brief_comparison_notes(const std::vector<CellSummary>& 
     if (!order.empty()) {
         std::vector<std::string> groups;
         for (unsigned t : order)
-            groups.push_back(fmt::format("{} vs {} at {}", fmt::join(open[t], ", "), baseline[t],
-                                         groups.empty() ? threads_text(t) : std::to_string(t)));
+            // "ttas 0.34-2.15, cas 0.36-1.86 vs tas at 1 thread; ttas 0.32-2.00, ... at 2":
+            // the baseline and the noun once, where the later groups share them.
+            groups.push_back(
+                groups.empty() ? fmt::format("{} vs {} at {}", fmt::join(open[t], ", "),
+                                             baseline[t], threads_text(t))
+                : baseline[t] == baseline[order.front()]
+                    ? fmt::format("{} at {}", fmt::join(open[t], ", "), t)
+                    : fmt::format("{} vs {} at {}", fmt::join(open[t], ", "), baseline[t], t));
         const auto [few, many] = std::minmax_element(trials.begin(), trials.end());
         std::string remedy;
         if (!settle.empty()) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -443,4 +444,67 @@ TEST(CompareCli, DamagedResultsAreRefusedByFileAndPath) {
             EXPECT_FALSE(std::filesystem::exists(f.dir / "r.html"));
         }
     }
+}
+
+// The issue-30 line budget through the CLI: a real 6-cell run's result file (tas, ttas, cas at
+// 1 and 2 threads, 3 trials), its trials rewritten to what the 2-core VM gave (every pair
+// inconclusive, the threads on 0.62 of their CPUs in every cell), printed by `lockprof report`
+// as the run prints it: at most 25 lines at 100 columns, one off-CPU note for all six cells;
+// --verbose brings back each cell's own.
+TEST(ReportCli, SixCellRunFitsOneScreenAndVerboseRestoresEachCellsNote) {
+    TempDir dir;
+    const auto file = (dir / "six.json").string();
+    auto r = run_lockprof({"--lock=tas,ttas,cas", "--threads=1,2", "--trials=3", "--duration=10ms",
+                           "--quiet", "--output", file});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json doc = json::parse(read_all(file));
+    ASSERT_EQ(doc["cells"].size(), 6u);
+    const std::uint64_t window = 200'000'000;
+    const std::uint64_t acquires[6][3] = {{20, 14, 19}, {16, 19, 11}, {11, 18, 15},
+                                          {10, 6, 9},   {5, 8, 7},    {7, 4, 9}};
+    for (std::size_t c = 0; c < 6; ++c) {
+        doc["cells"][c].erase("summary");  // derived from the trials rewritten below
+        auto& trials = doc["cells"][c]["trials"];
+        ASSERT_EQ(trials.size(), 3u);
+        for (std::size_t t = 0; t < 3; ++t) {
+            trials[t]["wall_ns"] = window;
+            trials[t].erase("steal");
+            for (auto& thread : trials[t]["threads"]) {
+                thread["acquires"] = acquires[c][t] * 1'000'000;
+                thread["rmw_attempts"] = acquires[c][t] * 1'000'000;
+                thread["spin_iterations"] = 0;
+                thread["start_ns"] = 0;
+                thread["end_ns"] = window;
+                thread["cpu_ns"] = window * 62 / 100;
+            }
+        }
+    }
+    std::ofstream(file) << doc.dump();
+    r = run_lockprof({"report", file});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    int screen = 0;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) {
+        std::size_t characters = 0;  // UTF-8 lead bytes: the band's "±" is one column
+        for (unsigned char ch : line) characters += (ch & 0xC0) != 0x80;
+        screen += characters == 0 ? 1 : static_cast<int>((characters + 99) / 100);
+    }
+    EXPECT_LE(screen, 25) << r.out;
+    const auto count = [](const std::string& text, const std::string& what) {
+        std::size_t n = 0;
+        for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+        return n;
+    };
+    EXPECT_EQ(count(r.out,
+                    "note: off-CPU: threads ran on only 0.62 of 1 CPU in all 3 cells at 1 "
+                    "thread and 1.24 of 2 in all 3 cells at 2 threads"),
+              1u)
+        << r.out;
+    EXPECT_NE(r.out.find("inconclusive at 3 trials, intervals ttas "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ttas, cas vs tas at 1 and 2 threads: inconclusive"), std::string::npos)
+        << r.out;
+    r = run_lockprof({"report", file, "--verbose"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(count(r.out, "the threads ran on only"), 6u) << r.out;
+    EXPECT_NE(r.out.find("    1. throughput inconclusive"), std::string::npos) << r.out;
 }

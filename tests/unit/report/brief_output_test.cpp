@@ -1,6 +1,7 @@
 // What a run prints by default (Detail::brief) and with --verbose (Detail::full): the line
 // budget of a 6-cell run, one note per kind naming its cells and its figure's range, and every
 // sentence the brief form drops coming back in full (issue 30).
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -229,6 +230,36 @@ TEST(BriefOutput, TooFewTrialsIsOneLineForEveryPair) {
     EXPECT_EQ(lines[1].rfind("ttas, cas vs tas at 1 thread; cas vs tas at 2 threads: ", 0), 0u)
         << lines[1];
     EXPECT_EQ(analysis::verdict_notes(analysis::summarize(run), Detail::full).size(), 4u);
+}
+
+// `--trials auto`: the cells the --max-time budget stopped unsettled are one line, with the
+// range of their trials and interval widths; --verbose gives each its own.
+TEST(BriefOutput, BudgetStoppedCellsAreOneLine) {
+    workload::RunResult run;
+    run.spec.max_time_ns = 10'000'000'000;
+    run.cells = {cell("tas", 2, {1000, 1500, 800, 1200}, 1.0),
+                 cell("ttas", 2, {900, 1400, 700, 1300, 1000}, 1.0),
+                 cell("cas", 2, {1000, 1010, 995}, 1.0)};
+    run.cells[0].stop = run.cells[1].stop = workload::TrialStop::budget;
+    run.cells[2].stop = workload::TrialStop::settled;
+    const auto summaries = analysis::summarize(run);
+    const auto full = analysis::adaptive_notes(summaries);
+    ASSERT_EQ(full.size(), 3u) << ::testing::PrintToString(full);
+    const auto brief = analysis::verdict_notes(summaries, Detail::brief);
+    const auto line = std::find_if(brief.begin(), brief.end(), [](const std::string& l) {
+        return l.find("stayed inconclusive") != std::string::npos;
+    });
+    ASSERT_NE(line, brief.end()) << ::testing::PrintToString(brief);
+    EXPECT_EQ(line->rfind("trials auto: tas, ttas at 2 threads stayed inconclusive: the --max-time "
+                          "budget ran out after 4-5 trials with intervals ±",
+                          0),
+              0u)
+        << *line;
+    EXPECT_EQ(std::count_if(brief.begin(), brief.end(),
+                            [](const std::string& l) {
+                                return l.find("stayed inconclusive") != std::string::npos;
+                            }),
+              1);
 }
 
 // The table's acquires/s is the geometric mean the `vs first` ratio divides, so the ratio is
