@@ -319,8 +319,7 @@ std::vector<std::string> brief_comparison_notes(const std::vector<CellSummary>& 
         processes <= 1           ? std::string()
         : processes < kMinTrials ? fmt::format("; trials of {} processes pooled", processes)
                                  : fmt::format("; resampled over {} processes", processes))};
-    // Inconclusive pairs by thread count: "ttas [0.22, 2.82], cas [0.14, 3.13] vs tas at 1
-    // thread".
+    // Inconclusive pairs by thread count: "ttas 0.22-2.82, cas 0.14-3.13 vs tas at 1 thread".
     std::vector<unsigned> order;
     std::map<unsigned, std::vector<std::string>> open;
     std::map<unsigned, std::string> baseline;
@@ -365,14 +364,16 @@ std::vector<std::string> brief_comparison_notes(const std::vector<CellSummary>& 
         std::string remedy;
         if (!settle.empty()) {
             const auto [low, high] = std::minmax_element(settle.begin(), settle.end());
-            // A budget of more than about ten minutes is no advice: the spread is the host's.
+            // Past kAutoTrialsAdvised trials a --max-time budget is no advice: the spread is the
+            // host's, not the trial count's.
             const std::string advice = auto_trials_advice(summaries, *high);
-            remedy =
-                fmt::format("{} trials each would likely settle {}{}, or {}",
-                            range_text(std::to_string(*low), std::to_string(*high)),
-                            settle.size() == 1 ? "it" : "them",
-                            unsettleable ? fmt::format(" ({} more: far more)", unsettleable) : "",
-                            *high <= kAutoTrialsAdvised ? advice : "a quieter machine");
+            // "settle them", or "settle 3 of them" where the rest would hardly settle.
+            const std::string which = unsettleable
+                                          ? fmt::format("{} of them", settle.size())
+                                          : std::string(settle.size() == 1 ? "it" : "them");
+            remedy = fmt::format("{} trials each would likely settle {}, or {}",
+                                 range_text(std::to_string(*low), std::to_string(*high)), which,
+                                 *high <= kAutoTrialsAdvised ? advice : "a quieter machine");
         } else {
             remedy =
                 "more trials would hardly settle them at this spread (ratios on a band "
