@@ -153,7 +153,11 @@ TEST(FoldedStacks, WithoutDebugInformationTheAcquireLoopIsStillALeaf) {
                     "code is checked in the other builds";
 #endif
     const auto self = std::filesystem::read_symlink("/proc/self/exe");
-    for (const std::string& tool : {symbols::default_objdump(self), std::string("objcopy")})
+    // The objcopy of the binary's own architecture, named as its objdump is: under qemu-user
+    // an aarch64 binary needs aarch64-linux-gnu-objcopy, the host's cannot write it.
+    const std::string objdump = symbols::default_objdump(self);
+    const std::string objcopy = objdump.substr(0, objdump.rfind("objdump")) + "objcopy";
+    for (const std::string& tool : {objdump, objcopy})
         if (!lockprof::program_exists(tool)) GTEST_SKIP() << tool << " not found";
     const auto modules = symbols::process_modules();
     const symbols::SymbolResolver with_dwarf(modules);
@@ -167,8 +171,8 @@ TEST(FoldedStacks, WithoutDebugInformationTheAcquireLoopIsStillALeaf) {
     test::TempDir dir;
     const auto stripped = dir / "lockprof_unit_tests";
     ASSERT_EQ(
-        std::system(
-            ("objcopy --strip-debug '" + self.string() + "' '" + stripped.string() + "'").c_str()),
+        std::system((objcopy + " --strip-debug '" + self.string() + "' '" + stripped.string() + "'")
+                        .c_str()),
         0);
     auto without_dwarf = modules;
     ASSERT_GT(
