@@ -483,6 +483,13 @@ bool perf_prefers(const Alias& a, const Alias& b) {
 using resolver_detail::Alias;
 using resolver_detail::perf_prefers;
 
+// A pc range of a function's concrete code and the function's DIE (SymbolResolver::Impl holds
+// them, so not in an anonymous namespace).
+struct FunctionRange {
+    Dwarf_Addr low = 0, high = 0;
+    Dwarf_Die die{};
+};
+
 struct SymbolResolver::Impl {
     // Per module, its function symbols by address in symbol-table order, built on the first
     // resolve_symbol() in it.
@@ -497,6 +504,12 @@ struct SymbolResolver::Impl {
     std::map<std::uint64_t, std::uint64_t> mapped;
     std::map<std::uint64_t, std::uint64_t> vdso;       // start -> end; not given to libdwfl
     std::map<Dwfl_Module*, std::vector<PltStub>> plt;  // per module, read on first need
+    // Per compile unit (keyed by its DIE's bytes), the pc ranges of its functions' concrete
+    // code, sorted by start: one walk of the unit on its first inline lookup. dwarf_getscopes
+    // walks the whole unit on every call, which made annotating a big unity-built binary take
+    // seconds natively and minutes under emulation.
+    std::unordered_map<const void*, std::vector<FunctionRange>> functions;
+    mutable std::unordered_map<std::uint64_t, std::vector<InlinedCall>> inline_cache;
 
     // The range of `ranges` (start -> end) that holds `address`, or end().
     static std::map<std::uint64_t, std::uint64_t>::const_iterator range_of(
@@ -702,44 +715,86 @@ int call_line_of(Dwarf_Die* die) {
 
 }  // namespace
 
+namespace {
+
+// Every function with code in the unit `die` belongs to, with each of its pc ranges: the
+// definitions at the unit's top level and those inside namespaces and classes (GCC puts a
+// namespace's function definitions there).
+void collect_functions(Dwarf_Die* parent, std::vector<FunctionRange>& functions) {
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) return;
+    do {
+        switch (dwarf_tag(&child)) {
+            case DW_TAG_subprogram: {
+                Dwarf_Addr base = 0, low = 0, high = 0;
+                for (ptrdiff_t at = 0; (at = dwarf_ranges(&child, at, &base, &low, &high)) > 0;)
+                    if (high > low) functions.push_back({low, high, child});
+                break;
+            }
+            case DW_TAG_namespace:
+            case DW_TAG_class_type:
+            case DW_TAG_structure_type:
+            case DW_TAG_union_type:
+            case DW_TAG_module:
+                collect_functions(&child, functions);
+                break;
+            default:
+                break;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+}  // namespace
+
 std::vector<SymbolResolver::InlinedCall> SymbolResolver::inlined_calls(
     std::uint64_t address) const {
+    if (auto it = impl_->inline_cache.find(address); it != impl_->inline_cache.end())
+        return it->second;
     std::vector<InlinedCall> calls;
     Dwfl_Module* module = impl_->module_at(address);
-    if (!module) return calls;
     Dwarf_Addr bias = 0;
-    Dwarf_Die* cu = dwfl_module_addrdie(module, address, &bias);
-    if (!cu) return calls;
-    // dwarf_getscopes gives the innermost inlined instance and then its *abstract* scopes, not
-    // the concrete ones around it; to climb the inline chain (try_lock inside lock inside
-    // measured_loop) restart from each inlined instance with dwarf_getscopes_die, as
-    // eu-addr2line -i does.
-    Dwarf_Die* scopes = nullptr;
-    int n = dwarf_getscopes(cu, address - bias, &scopes);
-    int i = 0;
-    while (i < n) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) {
-            ++i;
-            continue;
-        }
-        // The linkage name sits on the declaration the inlined copy's abstract origin refers
-        // to (through DW_AT_specification); _integrate follows both links.
-        Dwarf_Attribute attribute;
-        const char* linkage = nullptr;
-        if (dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attribute))
-            linkage = dwarf_formstring(&attribute);
-        const char* plain = dwarf_diename(&scopes[i]);
-        if (linkage || plain)
-            calls.push_back({linkage ? demangle(linkage) : std::string(plain),
-                             call_file_of(&scopes[i]), call_line_of(&scopes[i])});
-        Dwarf_Die instance = scopes[i];
-        std::free(scopes);
-        scopes = nullptr;
-        n = dwarf_getscopes_die(&instance, &scopes);
-        i = 1;  // scopes[0] is the instance itself
+    Dwarf_Die* cu = module ? dwfl_module_addrdie(module, address, &bias) : nullptr;
+    if (!cu) return impl_->inline_cache.emplace(address, calls).first->second;
+    const Dwarf_Addr pc = address - bias;
+    auto [unit, first] = impl_->functions.try_emplace(cu->addr);
+    if (first) {
+        collect_functions(cu, unit->second);
+        std::sort(unit->second.begin(), unit->second.end(),
+                  [](const auto& a, const auto& b) { return a.low < b.low; });
     }
-    std::free(scopes);
-    return calls;
+    // The function whose code holds pc, then down its tree through the scopes that hold pc
+    // (lexical blocks, inlined instances): the inlined instances on that path are the inline
+    // chain, as eu-addr2line -i climbs it. Innermost first.
+    const auto& functions = unit->second;
+    auto holder = std::upper_bound(functions.begin(), functions.end(), pc,
+                                   [](Dwarf_Addr a, const auto& f) { return a < f.low; });
+    if (holder != functions.begin() && pc < std::prev(holder)->high) {
+        Dwarf_Die scope = std::prev(holder)->die;
+        std::vector<Dwarf_Die> instances;  // outermost first
+        for (;;) {
+            Dwarf_Die child;
+            bool inside = false;
+            if (dwarf_child(&scope, &child) == 0) do {
+                    inside = dwarf_haspc(&child, pc) == 1;
+                } while (!inside && dwarf_siblingof(&child, &child) == 0);
+            if (!inside) break;
+            if (dwarf_tag(&child) == DW_TAG_inlined_subroutine) instances.push_back(child);
+            scope = child;
+        }
+        for (auto instance = instances.rbegin(); instance != instances.rend(); ++instance) {
+            // The linkage name sits on the declaration the inlined copy's abstract origin
+            // refers to (through DW_AT_specification); _integrate follows both links.
+            Dwarf_Attribute attribute;
+            const char* linkage = nullptr;
+            if (dwarf_attr_integrate(&*instance, DW_AT_linkage_name, &attribute))
+                linkage = dwarf_formstring(&attribute);
+            const char* plain = dwarf_diename(&*instance);
+            if (linkage || plain)
+                calls.push_back({linkage ? demangle(linkage) : std::string(plain),
+                                 call_file_of(&*instance), call_line_of(&*instance)});
+        }
+    }
+    return impl_->inline_cache.emplace(address, std::move(calls)).first->second;
 }
 
 }  // namespace lockprof::symbols

@@ -4,9 +4,17 @@
 #include "lockprof/symbols/disassembler.hpp"
 #include "support/sanitizers.hpp"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -219,6 +227,75 @@ TEST(SymbolResolver, InlineChainReachesTheLockInsideTheMeasuredLoop) {
     }
     EXPECT_TRUE(found) << "no exchange instruction in " << functions[0].name;
     EXPECT_TRUE(resolver.inlined_at(probe_address()).empty());
+}
+
+// The inline chain as libdw's dwarf_getscopes gives it (what the resolver did before it
+// indexed each unit's functions, and what eu-addr2line -i does): the innermost inlined
+// instance holding pc, then each inlined instance around it. Names only, innermost first.
+std::vector<std::string> getscopes_chain(Dwfl* dwfl, std::uint64_t address) {
+    std::vector<std::string> names;
+    Dwfl_Module* module = dwfl_addrmodule(dwfl, address);
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* cu = module ? dwfl_module_addrdie(module, address, &bias) : nullptr;
+    if (!cu) return names;
+    Dwarf_Die* scopes = nullptr;
+    int n = dwarf_getscopes(cu, address - bias, &scopes);
+    for (int i = 0; i < n;) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) {
+            ++i;
+            continue;
+        }
+        Dwarf_Attribute attribute;
+        const char* linkage = nullptr;
+        if (dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attribute))
+            linkage = dwarf_formstring(&attribute);
+        const char* plain = dwarf_diename(&scopes[i]);
+        if (linkage || plain) names.push_back(linkage ? demangle(linkage) : std::string(plain));
+        Dwarf_Die instance = scopes[i];
+        std::free(scopes);
+        scopes = nullptr;
+        n = dwarf_getscopes_die(&instance, &scopes);
+        i = 1;
+    }
+    std::free(scopes);
+    return names;
+}
+
+// The resolver finds the function holding an address in a per-unit index and climbs only its
+// scopes; for every instruction of the measured loop of tas (inlined lock(), exchange, delays,
+// the harness) the chain is the one libdw's whole-unit walk gives.
+TEST(SymbolResolver, IndexedInlineChainsAreThoseOfTheWholeUnitWalk) {
+    const auto resolver = SymbolResolver::for_process();
+    const std::uint64_t bias = resolver.resolve(probe_address()).bias;
+    if (resolver.source_line(probe_address()).first.empty())
+        GTEST_SKIP() << "this build has no debug information (-g): no inline chains to compare";
+    const Disassembler disassembler;
+    const auto functions =
+        disassembler.disassemble_functions(std::filesystem::read_symlink("/proc/self/exe"),
+                                           "TasLock<(lockprof::arch::Delay)0>, false>");
+    ASSERT_FALSE(functions.empty());
+    char* debuginfo_path = nullptr;
+    const Dwfl_Callbacks callbacks{dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
+                                   &debuginfo_path};
+    Dwfl* dwfl = dwfl_begin(&callbacks);
+    ASSERT_NE(dwfl, nullptr);
+    ASSERT_EQ(dwfl_linux_proc_report(dwfl, getpid()), 0);
+    ASSERT_EQ(dwfl_report_end(dwfl, nullptr, nullptr), 0);
+    // Every instruction, up to 120 of them (the whole-unit walk is slow under emulation).
+    const auto& code = functions[0].instructions;
+    const std::size_t step = std::max<std::size_t>(1, code.size() / 120);
+    std::size_t compared = 0, inlined = 0;
+    for (std::size_t k = 0; k < code.size(); k += step) {
+        const std::uint64_t address = code[k].address + bias;
+        const auto expected = getscopes_chain(dwfl, address);
+        EXPECT_EQ(resolver.inlined_at(address), expected) << code[k].text();
+        // Asked twice: the cached answer is the same.
+        EXPECT_EQ(resolver.inlined_at(address), expected) << code[k].text();
+        ++compared;
+        inlined += !expected.empty();
+    }
+    dwfl_end(dwfl);
+    EXPECT_GT(inlined, compared / 4) << "too few inlined instructions to say anything";
 }
 
 TEST(Names, DemangleAndShorten) {
