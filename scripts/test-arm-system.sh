@@ -218,7 +218,8 @@ for stage in $models; do
         ;;
     neoverse-n1-tests)
         section "neoverse-n1: unit and CLI tests on a hardware PMU, validate-hardware.sh"
-        boot neoverse-n1-tests neoverse-n1 900
+        # The guest stops its unit, cli and validate steps at 240, 600 and 240 s.
+        boot neoverse-n1-tests neoverse-n1 1200
         ;;
     cortex-a57)
         section "cortex-a57 (ARMv8.0, no LSE): @lse refused, LL/SC and outline counted"

@@ -24,6 +24,17 @@ step() {  # step NAME CMD... : runs CMD, keeps its output and exit status
     echo $? >"$out/$name.rc"
     echo "step $name: exit $(cat "$out/$name.rc") in $((SECONDS - start)) s"
 }
+# limited_step NAME SECONDS CMD... : a step stopped (SIGTERM, then SIGKILL 10 s later) after
+# SECONDS, so that a slow or hung test still leaves this guest's outputs for the host, which
+# names the test that was running (NAME.timeout holds the limit). The host's limit for the
+# whole guest (scripts/test-arm-system.sh) is above the sum of these.
+limited_step() {
+    local name=$1 limit=$2
+    shift 2
+    local start=$SECONDS
+    step "$name" timeout -s TERM -k 10 "$limit" "$@"
+    if ((SECONDS - start >= limit)); then echo "$limit" >"$out/$name.timeout"; fi
+}
 
 lp=$LOCKPROF_BUILD/lockprof
 echo "model $model, kernel $(uname -r), $(nproc) CPUs"
@@ -64,12 +75,12 @@ neoverse-n1-tests)
     # on machines without a PMU, and the validation script.
     # What a first run with the default events shows on this PMU.
     step defaults "$lp" --lock tas,cas --threads 2 --duration 100ms --trials 1
-    step unit "$LOCKPROF_BUILD/tests/lockprof_unit_tests" --gtest_color=no \
+    limited_step unit 240 "$LOCKPROF_BUILD/tests/lockprof_unit_tests" --gtest_color=no \
         --gtest_output="xml:$out/unit.xml" --gtest_filter="$LOCKPROF_GUEST_UNIT_FILTER"
-    step cli "$LOCKPROF_BUILD/tests/lockprof_cli_tests" --gtest_color=no \
+    limited_step cli 600 "$LOCKPROF_BUILD/tests/lockprof_cli_tests" --gtest_color=no \
         --gtest_output="xml:$out/cli.xml" --gtest_filter="$LOCKPROF_GUEST_CLI_FILTER"
     if [[ -x $LOCKPROF_SOURCE/scripts/validate-hardware.sh ]]; then
-        step validate bash "$LOCKPROF_SOURCE/scripts/validate-hardware.sh" --quick \
+        limited_step validate 240 bash "$LOCKPROF_SOURCE/scripts/validate-hardware.sh" --quick \
             --lockprof "$lp" --out "$out/validate"
     fi
     ;;

@@ -354,7 +354,32 @@ def gtest_results(path, failures=None):
     return results
 
 
+def running_when_stopped(log):
+    """The gtest test a stopped step was running: its last [ RUN ] without an outcome line."""
+    running = None
+    for line in log.splitlines():
+        if line.startswith("[ RUN      ] "):
+            running = line[13:].strip()
+        elif running and re.match(r"\[ +(OK|FAILED|SKIPPED) +\] " + re.escape(running), line):
+            running = None
+    return running
+
+
+def slowest(path, count=5):
+    """The `count` slowest tests of a gtest XML report, as 'name s' text."""
+    cases = [(float(c.get("time") or 0), f"{c.get('classname')}.{c.get('name')}")
+             for c in ElementTree.parse(path).iter("testcase")]
+    return ", ".join(f"{name} {seconds:.0f} s" for seconds, name in sorted(cases)[::-1][:count])
+
+
 def check_neoverse_n1_tests(stage):
+    for step in ("unit", "cli", "validate"):
+        limit = stage.dir / f"{step}.timeout"
+        if limit.exists():
+            log = (stage.dir / f"{step}.out").read_text(errors="replace")
+            expect(False, f"the {step} step in the guest was stopped at its limit of "
+                          f"{limit.read_text().strip()} s (scripts/lib/arm-system-guest.sh); it was "
+                          f"running {running_when_stopped(log) or 'no test'}\n{log[-3000:]}")
     for step, xml_name, must_run in (
             ("unit", "unit.xml", ["PmuCounting.HardwareCyclesCountWhenThePmuIsExposed",
                                   "PerfSampler.CyclesNeedAHardwarePmu",
@@ -383,7 +408,8 @@ def check_neoverse_n1_tests(stage):
                    f"{results.get(name, 'did not run')}")
         skipped = sorted(n for n, r in results.items() if r == "skipped")
         ok(f"{step} tests in the guest: {len(results) - len(skipped)} passed, {len(skipped)} "
-           f"skipped ({', '.join(skipped) or 'none'}); {', '.join(must_run)} ran")
+           f"skipped ({', '.join(skipped) or 'none'}); {', '.join(must_run)} ran; the slowest: "
+           f"{slowest(stage.dir / xml_name)}")
     if (stage.dir / "validate.rc").exists():
         out, _ = stage.step("validate")
         verdicts = [l for l in out.splitlines() if re.search(r"confirmed|refuted|not measurable", l)]
