@@ -60,7 +60,12 @@ void FoldedStacks::add_line(std::string_view stack, std::uint64_t weight) {
     if (stack.empty() || weight == 0) return;
     // The map's comparator is not transparent (the public type is std::map<std::string, ...>),
     // so lookup needs a std::string; try_emplace does it in one search.
-    auto [it, inserted] = stacks_.try_emplace(std::string(stack), 0);
+    std::string line(stack);
+    // A line starting with '#' is a comment to the folded reader: a root frame named so (a
+    // process called "#x", a fuzzed perf script header) starts with '?' instead, as other bytes
+    // a frame name cannot hold are rewritten (sanitize_frame), so that every stack reads back.
+    if (line.front() == '#') line.front() = '?';
+    auto [it, inserted] = stacks_.try_emplace(std::move(line), 0);
     it->second += weight;
     total_ += weight;
 }

@@ -92,6 +92,27 @@ TEST(FoldedStacks, FrameNamesNeverBeginInABlank) {
     EXPECT_EQ(parse_folded(in, "in.folded", {.strict = true}, report).stacks(), s.stacks());
 }
 
+// Found by the perf_script fuzz target: a header whose process name is "#  p" (after its
+// control bytes) folded to "#  p 250000", which the folded reader takes for a comment.
+TEST(FoldedStacks, ALineNeverBeginsAsAComment) {
+    FoldedStacks s;
+    s.add({"#  p", "f"}, 2);
+    s.add({"\x01#x"}, 1);
+    s.add_line("#y;g", 3);
+    FoldedStacks merged;
+    merged.merge(s, "#root");
+    for (const FoldedStacks* stacks : {&s, &merged}) {
+        const std::string text = to_folded_text(*stacks);
+        EXPECT_EQ(text.find("\n#"), std::string::npos) << text;
+        EXPECT_NE(text.front(), '#') << text;
+        std::istringstream in(text);
+        ParseReport report;
+        EXPECT_EQ(parse_folded(in, "in.folded", {.strict = true}, report).stacks(),
+                  stacks->stacks());
+    }
+    EXPECT_EQ(to_folded_text(s), "?  p;f 2\n?x 1\n?y;g 3\n");
+}
+
 TEST(FoldedStacks, MergePrefixesRootFrame) {
     FoldedStacks cell, sweep;
     cell.add_line("main;lock", 2);
