@@ -107,6 +107,13 @@ template <Delay D, auto Attempt, typename L>
             word, [](std::uint32_t v) { return v == 0; }, context.stats.spin_iterations);
 }
 
+// Slow-path counts. An out-of-line slow path (pg-slock's s_lock, qspinlock's, osq's) takes
+// the context's address, so the context lives in memory: counting there puts a load and a
+// store (x86: an add to memory) into every poll. Such paths count in two plain local integers
+// and add them to the context's AttemptStats when they return. Not in a local struct holding
+// both: GCC 12 keeps that in stack memory, to add the pair as one vector at the end.
+// loop_disasm_test.cpp checks the loops.
+
 // How a lock's lock() counts its read-modify-writes in AttemptStats::rmw_attempts (try_lock()
 // always counts its own). What lock() leaves out, the measured loop adds once the trial is over
 // (rmw_attempts() below), so that no count the real lock does not keep costs the loop a register

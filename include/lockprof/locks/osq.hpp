@@ -92,11 +92,7 @@ struct alignas(arch::kCacheLine) OsqLockT {
     }
     void lock(Context& c) {
         if (!own_slot(c)) [[unlikely]] {
-            while (!try_without_slot(c)) {
-                ++c.stats.spin_iterations;
-                arch::spin_delay<kStep>();
-            }
-            ++c.slotless_acquires;
+            lock_without_slot(c);
             return;
         }
         while (!osq_lock(c)) ++c.unqueues;
@@ -137,6 +133,14 @@ struct alignas(arch::kCacheLine) OsqLockT {
         return tail_.compare_exchange_strong(expected, node.number, std::memory_order_acq_rel,
                                              std::memory_order_relaxed);
     }
+    // Every slot taken: spin on try_lock, out of line as the rare path it is.
+    [[gnu::noinline]] void lock_without_slot(Context& c) {
+        while (!try_without_slot(c)) {
+            ++c.stats.spin_iterations;
+            arch::spin_delay<kStep>();
+        }
+        ++c.slotless_acquires;
+    }
     // Contexts without a slot take turns at the lock's one spare node (spare_taken_ says whose
     // turn it is) and acquire it as try_lock does; queued waiters link behind it as behind any.
     bool try_without_slot(Context& c) {
@@ -161,34 +165,46 @@ struct alignas(arch::kCacheLine) OsqLockT {
             ++c.stats.rmw_attempts;
             next = node.next.exchange(nullptr, std::memory_order_acq_rel);
         }
-        if (next == nullptr) next = wait_next(node, c, 0);
+        if (next == nullptr) {
+            std::uint64_t rmw = 0, spins = 0;
+            next = wait_next(node, rmw, spins, 0);
+            c.stats.rmw_attempts += rmw;
+            c.stats.spin_iterations += spins;
+        }
         if (next != nullptr) next->locked.store(1, std::memory_order_release);
     }
 
-    // One osq_lock(): true once we hold the lock, false after unqueueing (budget spent).
+    // One osq_lock(): true once we hold the lock, false after unqueueing (budget spent). It
+    // counts in locals, not in the context whose node it publishes (lock.hpp, "Slow-path
+    // counts").
     bool osq_lock(Context& c) {
+        std::uint64_t rmw = 0, spins = 0;
+        const bool locked = osq_lock(c, rmw, spins);
+        c.stats.rmw_attempts += rmw;
+        c.stats.spin_iterations += spins;
+        return locked;
+    }
+    [[gnu::always_inline]] bool osq_lock(Context& c, std::uint64_t& rmw, std::uint64_t& spins) {
         Node& node = c.node;
         node.locked.store(0, std::memory_order_relaxed);
         node.next.store(nullptr, std::memory_order_relaxed);
-        ++c.stats.rmw_attempts;
+        ++rmw;
         const std::uint32_t old = tail_.exchange(node.number, std::memory_order_acq_rel);
         if (old == 0) return true;
         Node* prev = node_of(old);
         node.prev.store(prev, std::memory_order_relaxed);
         prev->next.store(&node, std::memory_order_release);
 
-        std::uint64_t& spins = c.stats.spin_iterations;
-        const std::uint64_t give_up = spins + kSpinBudget;
         if (arch::spin_until<D>(
-                node.locked, [&](std::uint32_t v) { return v != 0 || spins >= give_up; }, spins) !=
-            0)
+                node.locked, [&spins](std::uint32_t v) { return v != 0 || spins >= kSpinBudget; },
+                spins) != 0)
             return true;
 
         // (A) Unlink from prev, unless prev hands us the lock first.
         for (;;) {
             if (prev->next.load(std::memory_order_relaxed) == &node) {
                 Node* expected = &node;
-                ++c.stats.rmw_attempts;
+                ++rmw;
                 if (prev->next.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel,
                                                        std::memory_order_relaxed))
                     break;
@@ -200,7 +216,7 @@ struct alignas(arch::kCacheLine) OsqLockT {
             prev = node.prev.load(std::memory_order_acquire);
         }
         // (B) Nobody can reach us from before now; find who comes after, or stop being the tail.
-        Node* next = wait_next(node, c, prev->number);
+        Node* next = wait_next(node, rmw, spins, prev->number);
         // (C) Join them.
         if (next != nullptr) {
             next->prev.store(prev, std::memory_order_release);
@@ -211,21 +227,22 @@ struct alignas(arch::kCacheLine) OsqLockT {
 
     // osq_wait_next: if we are the tail, make `old` the tail and return nullptr; otherwise wait
     // for our successor to have linked itself and take it out of our next pointer.
-    Node* wait_next(Node& node, Context& c, std::uint32_t old) {
+    [[gnu::always_inline]] Node* wait_next(Node& node, std::uint64_t& rmw, std::uint64_t& spins,
+                                           std::uint32_t old) {
         for (;;) {
             if (tail_.load(std::memory_order_relaxed) == node.number) {
                 std::uint32_t expected = node.number;
-                ++c.stats.rmw_attempts;
+                ++rmw;
                 if (tail_.compare_exchange_strong(expected, old, std::memory_order_acq_rel,
                                                   std::memory_order_relaxed))
                     return nullptr;
             }
             if (node.next.load(std::memory_order_relaxed) != nullptr) {
-                ++c.stats.rmw_attempts;
+                ++rmw;
                 if (Node* next = node.next.exchange(nullptr, std::memory_order_acq_rel))
                     return next;
             }
-            ++c.stats.spin_iterations;
+            ++spins;
             arch::spin_delay<kStep>();
         }
     }

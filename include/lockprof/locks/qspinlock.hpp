@@ -120,13 +120,7 @@ struct alignas(arch::kCacheLine) QspinLockT {
     QspinLockT(const QspinLockT&) = delete;
     QspinLockT& operator=(const QspinLockT&) = delete;
 
-    bool try_lock(Context& c) {
-        std::uint32_t val = word_.load(std::memory_order_relaxed);
-        if (val != 0) return false;
-        ++c.stats.rmw_attempts;
-        return word_.compare_exchange_strong(val, kLockedVal, std::memory_order_acquire,
-                                             std::memory_order_relaxed);
-    }
+    bool try_lock(Context& c) { return try_word(c.stats.rmw_attempts); }
     // lock()'s inlined compare-and-swap is not counted where it runs: slow_path() takes the
     // context's address, so the context lives in memory, and a count there would add a load
     // and a store to every acquire (pg_slock.hpp does the same). The measured loop adds one
@@ -156,16 +150,37 @@ struct alignas(arch::kCacheLine) QspinLockT {
     Half* locked_pending() { return reinterpret_cast<Half*>(&word_); }
     Half* tail_half() { return reinterpret_cast<Half*>(&word_) + 1; }
 
+    // queued_spin_trylock, counting its compare-and-swap in `rmw`.
+    bool try_word(std::uint64_t& rmw) {
+        std::uint32_t val = word_.load(std::memory_order_relaxed);
+        if (val != 0) return false;
+        ++rmw;
+        return word_.compare_exchange_strong(val, kLockedVal, std::memory_order_acquire,
+                                             std::memory_order_relaxed);
+    }
+
+    // The slow paths count in locals, not in the context they take by address (lock.hpp,
+    // "Slow-path counts").
     [[gnu::noinline]] void slow_path(Context& c, std::uint32_t val) {
+        std::uint64_t rmw = 0, spins = 0;
+        const bool locked = pending_or_locked(c, val, rmw, spins);
+        c.stats.rmw_attempts += rmw;
+        c.stats.spin_iterations += spins;
+        if (!locked) queue(c);
+    }
+
+    // The two-contender path: true once the pending bit has turned into the lock; false when
+    // the caller must queue.
+    [[gnu::always_inline]] bool pending_or_locked(Context& c, std::uint32_t val, std::uint64_t& rmw,
+                                                  std::uint64_t& spins) {
         // A pending waiter is turning pending into locked: give it a moment rather than queue.
         if (val == kPendingVal) {
             unsigned left = kPendingLoops;
             val = arch::spin_until<D>(
-                word_, [&left](std::uint32_t v) { return v != kPendingVal || left-- == 0; },
-                c.stats.spin_iterations);
+                word_, [&left](std::uint32_t v) { return v != kPendingVal || left-- == 0; }, spins);
         }
         if ((val & ~kLockedMask) == 0) {
-            ++c.stats.rmw_attempts;
+            ++rmw;
             val = word_.fetch_or(kPendingVal, std::memory_order_acquire);
             if ((val & ~kLockedMask) == 0) {
                 // Ours is the pending bit: wait for the holder, then pending -> locked in one
@@ -173,20 +188,26 @@ struct alignas(arch::kCacheLine) QspinLockT {
                 // while pending is set.
                 if ((val & kLockedMask) != 0)
                     arch::spin_until<D>(
-                        word_, [](std::uint32_t v) { return (v & kLockedMask) == 0; },
-                        c.stats.spin_iterations);
+                        word_, [](std::uint32_t v) { return (v & kLockedMask) == 0; }, spins);
                 __atomic_store_n(locked_pending(), std::uint16_t{kLockedVal}, __ATOMIC_RELAXED);
                 ++c.pending_acquires;
-                return;
+                return true;
             }
             // Someone was pending or queued after all: undo our pending bit if we set it.
             if ((val & kPendingMask) == 0)
                 __atomic_store_n(pending_byte(), std::uint8_t{0}, __ATOMIC_RELAXED);
         }
-        queue(c);
+        return false;
     }
 
     void queue(Context& c) {
+        std::uint64_t rmw = 0, spins = 0;
+        queue(c, rmw, spins);
+        c.stats.rmw_attempts += rmw;
+        c.stats.spin_iterations += spins;
+    }
+
+    [[gnu::always_inline]] void queue(Context& c, std::uint64_t& rmw, std::uint64_t& spins) {
         if (c.lock != this) [[unlikely]] {
             if (c.lock != nullptr && c.slot != Slots::kNoSlot) c.lock->slots_.release(c.slot);
             c.lock = this;
@@ -194,8 +215,8 @@ struct alignas(arch::kCacheLine) QspinLockT {
         }
         if (c.slot == Slots::kNoSlot) [[unlikely]] {
             // No node to queue with (the kernel's idx >= MAX_NODES): spin on try_lock.
-            while (!try_lock(c)) {
-                ++c.stats.spin_iterations;
+            while (!try_word(rmw)) {
+                ++spins;
                 arch::spin_delay<D == Delay::wfe ? Delay::none : D>();
             }
             ++c.slotless_acquires;
@@ -206,10 +227,10 @@ struct alignas(arch::kCacheLine) QspinLockT {
         node.next.store(nullptr, std::memory_order_relaxed);
         ++c.queued_acquires;
         // The lock may have come free while we got here; the node is ready either way.
-        if (try_lock(c)) return;
+        if (try_word(rmw)) return;
 
         const std::uint32_t tail = encode_tail(c.slot, 0);
-        ++c.stats.rmw_attempts;
+        ++rmw;
         // xchg_tail: the upper half-word only, so the locked and pending bytes are untouched.
         const std::uint32_t old =
             std::uint32_t{__atomic_exchange_n(tail_half(), static_cast<std::uint16_t>(tail >> 16),
@@ -220,16 +241,15 @@ struct alignas(arch::kCacheLine) QspinLockT {
             Node* prev = slots_.node(decode_tail(old).slot);
             prev->next.store(&node, std::memory_order_release);
             arch::spin_until<D>(
-                node.locked, [](std::uint32_t v) { return v != 0; }, c.stats.spin_iterations);
+                node.locked, [](std::uint32_t v) { return v != 0; }, spins);
             next = node.next.load(std::memory_order_acquire);
         }
         // Head of the queue: wait for the holder and any pending waiter to leave.
         std::uint32_t val = arch::spin_until<D>(
-            word_, [](std::uint32_t v) { return (v & kLockedPendingMask) == 0; },
-            c.stats.spin_iterations);
+            word_, [](std::uint32_t v) { return (v & kLockedPendingMask) == 0; }, spins);
         if ((val & kTailMask) == tail) {
             // Still the tail: take the lock and empty the queue in one compare-and-swap.
-            ++c.stats.rmw_attempts;
+            ++rmw;
             if (word_.compare_exchange_strong(val, kLockedVal, std::memory_order_relaxed,
                                               std::memory_order_relaxed))
                 return;
@@ -240,7 +260,7 @@ struct alignas(arch::kCacheLine) QspinLockT {
         while (next == nullptr) {
             next = node.next.load(std::memory_order_acquire);
             if (next == nullptr) {
-                ++c.stats.spin_iterations;
+                ++spins;
                 arch::spin_delay<D == Delay::wfe ? Delay::none : D>();
             }
         }

@@ -38,7 +38,9 @@ class ThreadSlots {
 
     // A free slot now holding `node`, or kNoSlot when all kCapacity are taken. The scan starts
     // where the previous claim ended, so N contexts claim in O(N) loads in all, not O(N^2).
-    std::uint32_t claim(Node* node) {
+    // Out of line: inlined into an acquire, its scan would take registers from the lock's own
+    // wait loops there (on aarch64 they spilled around the outline-atomics call).
+    [[gnu::noinline]] std::uint32_t claim(Node* node) {
         const std::uint32_t start = hint_.load(std::memory_order_relaxed);
         for (std::uint32_t n = 0; n < kCapacity; ++n) {
             const std::uint32_t slot = (start + n) % kCapacity;

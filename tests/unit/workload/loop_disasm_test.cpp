@@ -4,9 +4,10 @@
 // recorded after the release, so between the lock's atomic and the release store there is no
 // call and no store that the throughput loop does not also have.
 //
-// The acquire loops of tas, ttas, cas, ttas-cas, ticket and pg-slock keep their attempt counts
-// in registers: no stack memory and no store but the lock's own atomic while a waiter spins
-// (issue 29: a closure over the context put four loads and stores into every spin).
+// The acquire loops of tas, ttas, cas, ttas-cas, ticket and pg-slock, and the wait loops of
+// qspinlock's and osq's slow paths, keep their attempt counts in registers: no stack memory and
+// no store but the lock's own atomic while a waiter spins (issue 29: a closure over the context
+// put four loads and stores into every spin).
 //
 // Checked for tas in every flavour this build compiles (x86: native; aarch64: native, llsc, lse,
 // outline) and every delay tas accepts here. The atomic is xchg on x86, and on aarch64 the
@@ -261,9 +262,18 @@ std::vector<Loop> loops_of(const std::vector<Instruction>& code) {
                 successors[i].push_back(t->second);
         for (std::size_t n : successors[i]) predecessors[n].push_back(i);
     }
+    // What runs only after a cut call is no one's loop: every header would "dominate" it.
+    std::vector<bool> live(code.size(), false);
+    for (std::vector<std::size_t> work{0}; !work.empty() && !code.empty();) {
+        const std::size_t k = work.back();
+        work.pop_back();
+        if (live[k]) continue;
+        live[k] = true;
+        for (std::size_t n : successors[k]) work.push_back(n);
+    }
     std::vector<Loop> loops;
     for (std::size_t j = 0; j < code.size(); ++j)
-        for (std::size_t header : successors[j]) {
+        for (std::size_t header : live[j] ? successors[j] : std::vector<std::size_t>{}) {
             // A back edge (a branch or a fall-through) goes to a header that every path to
             // its source passes; a compiler often enters a loop in its middle, so neither the
             // header nor the edge need be where the addresses turn back.
@@ -317,6 +327,57 @@ TEST(MeasuredLoopCode, AcquireLoopsKeepTheirCountsInRegisters) {
         std::printf("[ LOOP     ] %s: %u acquire loops in %zu measured loops checked\n", lock,
                     loops, functions.size());
         EXPECT_GT(loops, 0u) << lock << ": no loop found in the inlined lock()";
+    }
+}
+
+// The queue locks wait out of line too: qspinlock's slow_path() and queue() (as the kernel's
+// queued_spin_lock_slowpath), osq's osq_lock() (wait_next() inlined). Their context's address is
+// the call's argument, so a count kept there is a load and a store (x86: an add to memory) in every
+// poll; the waits count in registers and add to the context when the call returns. Checked in
+// every loop of those functions and of the inlined lock() of the measured loops around them.
+TEST(MeasuredLoopCode, QueueLockWaitLoopsKeepTheirCountsInRegisters) {
+    if (const std::string why = cannot_read_the_loops(); !why.empty()) GTEST_SKIP() << why;
+    const auto resolver = symbols::SymbolResolver::for_process();
+    const auto here =
+        reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(&sampling::phase_name));
+    const std::uint64_t bias = resolver.resolve(here).bias;
+    if (resolver.source_line(here).first.empty())
+        GTEST_SKIP() << "this build has no debug information (-g): the inlined lock() cannot be "
+                        "told from the loop around it";
+    struct Checked {
+        const char* lock;
+        std::vector<const char*> slow_paths;
+    };
+    for (const Checked& checked : {Checked{"::QspinLockT<", {">::slow_path(", ">::queue("}},
+                                   Checked{"::OsqLockT<", {">::osq_lock(", ">::wait_next("}}}) {
+        unsigned loops = 0, functions_checked = 0;
+        auto check = [&](const FunctionCode& f, bool whole) {
+            SCOPED_TRACE(f.name);
+            ++functions_checked;
+            const auto& code = f.instructions;
+            auto in_lock = [&](std::size_t i) {
+                for (const auto& name : resolver.inlined_at(code[i].address + bias))
+                    if (sampling::is_lock_function(name)) return true;
+                return false;
+            };
+            for (const auto& loop : loops_of(code)) {
+                if (!whole && (!in_lock(loop.header) || !in_lock(loop.branch))) continue;
+                ++loops;
+                for (std::size_t k : loop.body)
+                    EXPECT_FALSE(touches_stack(code[k]) || stores_beside_the_atomic(code[k]))
+                        << "a wait loop touches memory the lock does not: " << code[k].text()
+                        << "\n"
+                        << listing(code, loop);
+            }
+        };
+        for (const auto& f : functions_named("::measured_loop<lockprof::locks::", checked.lock))
+            check(f, false);
+        for (const char* member : checked.slow_paths)
+            for (const auto& f : functions_named(checked.lock, member))
+                if (f.name.find("lockprof::locks::") != std::string::npos) check(f, true);
+        std::printf("[ LOOP     ] %s: %u wait loops in %u functions checked\n", checked.lock, loops,
+                    functions_checked);
+        EXPECT_GT(loops, 0u) << checked.lock << ": no wait loop found";
     }
 }
 
