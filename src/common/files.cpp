@@ -1,5 +1,6 @@
 #include "lockprof/common/files.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -22,19 +23,44 @@ std::string first_line(const std::filesystem::path& path) {
     return line;
 }
 
-bool program_exists(std::string_view program) {
+namespace {
+
+bool runnable(const std::string& file) {
+    struct stat st {};
+    return ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(file.c_str(), X_OK) == 0;
+}
+
+std::string default_path() {
+    const std::size_t size = ::confstr(_CS_PATH, nullptr, 0);
+    if (size == 0) return "/bin:/usr/bin";
+    std::string path(size, '\0');
+    ::confstr(_CS_PATH, path.data(), size);
+    path.resize(size - 1);
+    return path;
+}
+
+}  // namespace
+
+std::string find_program(std::string_view program) {
     const std::string name(program);
-    if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0;
+    if (name.empty()) return "";
+    if (name.find('/') != std::string::npos) return runnable(name) ? name : "";
     const char* path = std::getenv("PATH");
-    std::string_view dirs = path ? path : "/usr/bin:/bin";
-    while (!dirs.empty()) {
-        const std::size_t colon = dirs.find(':');
-        const std::string dir(dirs.substr(0, colon));
-        if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return true;
-        if (colon == std::string_view::npos) break;
-        dirs.remove_prefix(colon + 1);
+    const std::string list = path ? path : default_path();
+    for (std::size_t start = 0; start <= list.size();) {
+        std::size_t end = list.find(':', start);
+        if (end == std::string::npos) end = list.size();
+        const std::string candidate =
+            end > start ? list.substr(start, end - start) + "/" + name : name;
+        if (runnable(candidate)) return candidate;
+        start = end + 1;
     }
-    return false;
+    return "";
+}
+
+bool program_exists(std::string_view program) {
+    return !find_program(program).empty();
 }
 
 std::string base_name(const std::string& path) {

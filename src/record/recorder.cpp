@@ -33,6 +33,7 @@
 #include "lockprof/symbols/elf_lookup.hpp"
 #include "lockprof/symbols/resolver.hpp"
 #include "lockprof/symbols/unwinder.hpp"
+#include "lockprof/workload/cpu_order.hpp"
 
 namespace lockprof::record {
 namespace {
@@ -50,30 +51,24 @@ constexpr std::size_t kHeldStackBytes = std::size_t{64} << 20;
 // same, and ten times the default rate lifts it well above the calibration's noise.
 constexpr std::uint64_t kCalibrationFrequency = 10000;
 
-// The executable lines of a /proc/PID/maps text: what symbols resolve against. Data
+// The executable mappings of a /proc/PID/maps text: what symbols resolve against. Data
 // mappings come and go (PostgreSQL's dynamic shared memory segments) without changing that.
-std::string executable_mappings(const std::string& maps) {
-    std::string out;
-    std::istringstream in(maps);
-    std::string line;
-    while (std::getline(in, line)) {
-        const auto space = line.find(' ');
-        if (space != std::string::npos && line.size() > space + 3 && line[space + 3] == 'x')
-            out += line + "\n";
-    }
+std::vector<profiling::MappedModule> executable_mappings(
+    const std::vector<profiling::MappedModule>& entries) {
+    std::vector<profiling::MappedModule> out;
+    for (const auto& m : entries)
+        if (m.permissions.size() > 2 && m.permissions[2] == 'x') out.push_back(m);
     return out;
 }
 
-std::vector<int> online_cpus(const std::string& root) {
-    std::string text = read_all(root + "/sys/devices/system/cpu/online");
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    try {
-        if (!text.empty()) return parse_cpu_list(text, "online CPUs");
-    } catch (const Error&) {
-    }
-    std::vector<int> all;
-    for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN); ++c) all.push_back(static_cast<int>(c));
-    return all;
+// The CPUs a command's inherited events go on: the online ones, or every CPU sysconf counts
+// where /sys does not say.
+std::vector<int> event_cpus(const std::string& root) {
+    std::vector<int> cpus = workload::online_cpus(root);
+    if (cpus.empty())
+        for (long c = 0; c < sysconf(_SC_NPROCESSORS_ONLN); ++c)
+            cpus.push_back(static_cast<int>(c));
+    return cpus;
 }
 
 // Each attached thread needs a descriptor per counter group and one per sampler; thousands of
@@ -86,28 +81,9 @@ void raise_descriptor_limit() {
     }
 }
 
-// The file execvp would run for `program` ("" when none is found): what --spin searches before
-// the command starts.
-std::string find_program(const std::string& program) {
-    if (program.find('/') != std::string::npos)
-        return ::access(program.c_str(), X_OK) == 0 ? program : "";
-    const char* path = std::getenv("PATH");
-    std::string list = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    std::size_t start = 0;
-    while (start <= list.size()) {
-        std::size_t end = list.find(':', start);
-        if (end == std::string::npos) end = list.size();
-        const std::string dir = end > start ? list.substr(start, end - start) : ".";
-        const std::string candidate = dir + "/" + program;
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-        start = end + 1;
-    }
-    return "";
-}
-
 struct LiveProcess {
-    std::size_t index = 0;  // into RecordResult::processes
-    std::string maps;       // last /proc/PID/maps text, to skip unchanged re-reads
+    std::size_t index = 0;                            // into RecordResult::processes
+    std::vector<profiling::MappedModule> executable;  // last read, to skip unchanged re-reads
     Clock::time_point refreshed{};
     std::map<pid_t, pmu::ThreadCounters> counters;  // by tid
     std::set<pid_t> tasks;                          // attached (or refused) tids
@@ -494,14 +470,14 @@ class Recorder {
             note_failures(failures);
         }
         if (sampler_) {
-            if (const int error = sampler_->attach_inherited(child, online_cpus(spec_.root)))
+            if (const int error = sampler_->attach_inherited(child, event_cpus(spec_.root)))
                 result_.notes.push_back(
                     fmt::format("sampling: the command cannot be sampled: {}",
                                 pmu::explain_open_error(error, result_.sampling->event)));
         }
         if (spin_) {
             std::size_t failed = 0;
-            if (const int error = spin_->attach_inherited(child, online_cpus(spec_.root), failed)) {
+            if (const int error = spin_->attach_inherited(child, event_cpus(spec_.root), failed)) {
                 kill(child, SIGKILL);
                 waitpid(child, nullptr, 0);
                 throw Error(spin_error(error, failed));
@@ -785,9 +761,9 @@ class Recorder {
         const std::string text = read_all(fmt::format("{}/{}/maps", proc_root_, pid));
         if (spin_)
             if (const auto page = uprobes_page(text)) uprobe_pages_[pid] = *page;
-        std::string maps = executable_mappings(text);
-        if (maps.empty() || maps == live.maps) return;
-        live.maps = std::move(maps);
+        auto executable = executable_mappings(symbols::maps_entries(text));
+        if (executable.empty() || executable == live.executable) return;
+        live.executable = std::move(executable);
         auto modules = symbols::modules_of_maps(text);
         if (modules.empty()) return;
         auto& p = result_.processes[live.index];

@@ -1,18 +1,14 @@
 #include "lockprof/record/uretprobe_frames.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
 #include <sstream>
 #include <string>
 
+#include "lockprof/symbols/resolver.hpp"
+
 namespace lockprof::record {
 namespace {
-
-bool hex(std::string_view text, std::uint64_t& value) {
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
-    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
-}
 
 // What happens in one thread, in time order: a probed call entered (with its return address)
 // or returned, or a sample taken.
@@ -26,19 +22,8 @@ struct Step {
 }  // namespace
 
 std::optional<CodeRange> uprobes_page(std::string_view maps) {
-    std::istringstream in{std::string(maps)};
-    for (std::string line; std::getline(in, line);) {
-        if (!line.ends_with("[uprobes]")) continue;
-        const auto dash = line.find('-');
-        const auto space = line.find(' ');
-        CodeRange page;
-        if (dash == std::string::npos || space == std::string::npos || space < dash ||
-            !hex(std::string_view(line).substr(0, dash), page.start) ||
-            !hex(std::string_view(line).substr(dash + 1, space - dash - 1), page.end) ||
-            page.end <= page.start)
-            continue;
-        return page;
-    }
+    for (const auto& m : symbols::maps_entries(maps))
+        if (m.path == "[uprobes]" && m.end > m.start) return CodeRange{m.start, m.end};
     return std::nullopt;
 }
 

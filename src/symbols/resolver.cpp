@@ -382,8 +382,8 @@ bool parse_hex(std::string_view text, std::uint64_t& value) {
 
 }  // namespace
 
-std::vector<profiling::MappedModule> parse_maps(std::string_view maps) {
-    std::vector<profiling::MappedModule> modules;
+std::vector<profiling::MappedModule> maps_entries(std::string_view maps) {
+    std::vector<profiling::MappedModule> entries;
     std::istringstream in{std::string(maps)};
     std::string line;
     while (std::getline(in, line)) {
@@ -391,10 +391,6 @@ std::vector<profiling::MappedModule> parse_maps(std::string_view maps) {
         std::string range, perms, offset, device, inode, file;
         fields >> range >> perms >> offset >> device >> inode;
         std::getline(fields >> std::ws, file);
-        // Files, and the vDSO (clock_gettime's code: named, though not resolved).
-        if (file != kVdso &&
-            (file.empty() || file[0] != '/' || file.find(" (deleted)") != std::string::npos))
-            continue;
         profiling::MappedModule m;
         // "start-end" and the offset in hex; a line that does not say them is no mapping.
         const auto dash = range.find('-');
@@ -405,8 +401,18 @@ std::vector<profiling::MappedModule> parse_maps(std::string_view maps) {
             continue;
         m.permissions = perms;
         m.path = file;
-        modules.push_back(std::move(m));
+        entries.push_back(std::move(m));
     }
+    return entries;
+}
+
+std::vector<profiling::MappedModule> parse_maps(std::string_view maps) {
+    std::vector<profiling::MappedModule> modules = maps_entries(maps);
+    // Files, and the vDSO (clock_gettime's code: named, though not resolved).
+    std::erase_if(modules, [](const profiling::MappedModule& m) {
+        return m.path != kVdso && (m.path.empty() || m.path[0] != '/' ||
+                                   m.path.find(" (deleted)") != std::string::npos);
+    });
     return modules;
 }
 

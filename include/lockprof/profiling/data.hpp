@@ -46,6 +46,8 @@ struct MappedModule {
     std::uint64_t start = 0, end = 0, offset = 0;
     std::string permissions;  // "r-xp"
     std::string build_id;     // hex GNU build-id of the file, "" when it has none
+
+    bool operator==(const MappedModule&) const = default;
 };
 
 // How far a sample's ip may lie from the instruction that caused the event, whatever

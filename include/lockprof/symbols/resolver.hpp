@@ -50,6 +50,11 @@ std::vector<profiling::MappedModule> process_modules(pid_t pid = 0);
 // any moment, read its maps once and use this, so that the text checked is the text used.
 std::vector<profiling::MappedModule> modules_of_maps(std::string_view maps);
 
+// Every mapping of a /proc/PID/maps text, as the kernel lists them: range, permissions,
+// offset and name (a path, "[vdso]", "[uprobes]", "" for anonymous memory), no build ids. A
+// line that does not say its range and offset in hex is skipped. The one reader of maps text.
+std::vector<profiling::MappedModule> maps_entries(std::string_view maps);
+
 // The mappings process_modules keeps from the text of a /proc/PID/maps file (files and the
 // vDSO), without build ids: its parser, on the file's text (tests/fuzz feeds it).
 std::vector<profiling::MappedModule> parse_maps(std::string_view maps);

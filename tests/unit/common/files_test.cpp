@@ -71,11 +71,47 @@ TEST(Files, ProgramExistsSearchesPath) {
     }
 }
 
-// With PATH unset a program is looked for where execvp would look: /usr/bin and /bin.
+// With PATH unset a program is looked for where execvp would look: the system's default path.
 TEST(Files, ProgramExistsWithoutPathLooksInUsrBinAndBin) {
     ScopedPath path(std::nullopt);
     EXPECT_TRUE(program_exists("sh"));
     EXPECT_FALSE(program_exists("lockprof-no-such-tool"));
+    const std::string sh = find_program("sh");
+    EXPECT_TRUE(sh == "/bin/sh" || sh == "/usr/bin/sh") << sh;
+}
+
+// find_program names the file execvp runs: the first folder that has it, an empty PATH entry
+// being the current folder (record --spin plans its probes on that file before the exec).
+TEST(Files, FindProgramIsTheFileExecvpRuns) {
+    test::TempDir first, second;
+    for (const auto* dir : {&first, &second}) {
+        const auto tool = dir->write("lockprof-test-tool", "#!/bin/sh\n");
+        chmod(tool.c_str(), 0755);
+    }
+    std::filesystem::create_directory(first.path / "lockprof-test-dir");
+    chmod((first.path / "lockprof-test-dir").c_str(), 0755);
+    {
+        ScopedPath path(first.path.string() + ":" + second.path.string());
+        EXPECT_EQ(find_program("lockprof-test-tool"), (first.path / "lockprof-test-tool").string());
+        // A folder is not a program, even one the search may enter.
+        EXPECT_EQ(find_program("lockprof-test-dir"), "");
+        EXPECT_EQ(find_program(""), "");
+    }
+    const auto cwd = std::filesystem::current_path();
+    std::filesystem::current_path(second.path);
+    {
+        ScopedPath path("/nonexistent::" + first.path.string());
+        EXPECT_EQ(find_program("lockprof-test-tool"), "lockprof-test-tool");
+    }
+    {
+        ScopedPath path("/nonexistent:" + first.path.string() + ":");
+        EXPECT_EQ(find_program("lockprof-test-tool"), (first.path / "lockprof-test-tool").string());
+    }
+    {
+        ScopedPath path("/nonexistent:");
+        EXPECT_EQ(find_program("lockprof-test-tool"), "lockprof-test-tool");
+    }
+    std::filesystem::current_path(cwd);
 }
 
 }  // namespace

@@ -86,6 +86,26 @@ TEST(ParseMaps, KeepsFilesAndTheVdso) {
     EXPECT_EQ(modules[2].path, "/tmp/with spaces/lib.so");
 }
 
+// maps_entries is the one reader of maps text: every mapping, anonymous memory and the
+// kernel's special pages included (record finds the [uprobes] page and the executable
+// mappings through it); parse_maps keeps its files and the vDSO.
+TEST(ParseMaps, EntriesAreEveryMappingAndParseMapsTheirFiles) {
+    const std::string text =
+        "55d0c0000000-55d0c0100000 r-xp 00001000 fd:01 1234 /usr/bin/prog\n"
+        "7f0000004000-7f0000005000 rw-p 00000000 00:00 0 \n"
+        "7fff00000000-7fff00001000 r-xp 00000000 00:00 0 [uprobes]\n"
+        "zz-10 r-xp 00000000 fd:01 1 /usr/bin/b\n";
+    const auto entries = maps_entries(text);
+    ASSERT_EQ(entries.size(), 3u);
+    EXPECT_EQ(entries[1].path, "");
+    EXPECT_EQ(entries[1].permissions, "rw-p");
+    EXPECT_EQ(entries[2].path, "[uprobes]");
+    EXPECT_EQ(entries[2].start, 0x7fff00000000u);
+    const auto files = parse_maps(text);
+    ASSERT_EQ(files.size(), 1u);
+    EXPECT_EQ(files[0], entries[0]);
+}
+
 // Found by fuzz_proc_maps: an address past 64 bits or not hex threw std::out_of_range or
 // std::invalid_argument from stoull, which `record` would report as "internal error: stoull".
 // A line that does not say where a file is mapped is no mapping: skipped.
