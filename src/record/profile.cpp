@@ -94,12 +94,34 @@ Images::Images(const RecordResult& result) {
         groups[group].samples.push_back(&s);
     }
     static const std::vector<profiling::MappedModule> kNone;
-    for (auto& g : groups) {
+    std::map<std::size_t, std::size_t> image_of_group;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        auto& g = groups[i];
         if (g.samples.empty()) continue;
         const auto& modules = g.modules ? *g.modules : kNone;
+        image_of_group[i] = images_.size();
         images_.push_back(
             {std::move(g.samples), !modules.empty(), symbols::SymbolResolver(modules), &modules});
     }
+    for (const auto& [sig, group] : by_signature) {
+        if (sig.empty() || !groups[group].modules || groups[group].modules->empty()) continue;
+        modules_of_[sig] = groups[group].modules;
+        if (const auto image = image_of_group.find(group); image != image_of_group.end())
+            by_signature_[sig] = &images_[image->second].resolver;
+    }
+    for (const auto& p : result.processes) signature_of_[p.info.pid] = signature(p.modules);
+}
+
+const symbols::SymbolResolver* Images::resolver_of(pid_t pid) const {
+    const auto sig = signature_of_.find(pid);
+    if (sig == signature_of_.end()) return nullptr;
+    if (const auto it = by_signature_.find(sig->second); it != by_signature_.end())
+        return it->second;
+    const auto modules = modules_of_.find(sig->second);
+    if (modules == modules_of_.end()) return nullptr;
+    auto& built = built_[sig->second];
+    if (!built) built = std::make_unique<symbols::SymbolResolver>(*modules->second);
+    return built.get();
 }
 
 std::regex lock_regex(const std::string& pattern) {
@@ -400,12 +422,8 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
     sampled_time(result, profile);
     if (result.calibration) profile.instruments = instrument_share(result, profile);
     if (result.spin) {
-        std::map<std::uint32_t, const std::vector<profiling::MappedModule>*> modules;
-        for (const auto& p : result.processes)
-            modules[static_cast<std::uint32_t>(p.info.pid)] = &p.modules;
         profile.spin_calls = analyse_spin(*result.spin, [&](std::uint32_t pid) {
-            const auto it = modules.find(pid);
-            return it == modules.end() ? nullptr : it->second;
+            return images.resolver_of(static_cast<pid_t>(pid));
         });
     }
     if (profile.samples == 0 || profile.total_weight <= 0) return profile;

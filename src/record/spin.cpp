@@ -200,7 +200,7 @@ std::optional<std::string> read_mapped_string(const std::vector<profiling::Mappe
 
 SpinProfile analyse_spin(
     const SpinRecording& recording,
-    const std::function<const std::vector<profiling::MappedModule>*(std::uint32_t)>& modules_of) {
+    const std::function<const symbols::SymbolResolver*(std::uint32_t)>& resolver_of_pid) {
     SpinProfile out;
     out.searched = recording.searched;
     out.stack_size = recording.stack_size;
@@ -228,15 +228,8 @@ SpinProfile analyse_spin(
         std::map<std::vector<std::string>, std::uint64_t> stacks;  // frames -> samples
     };
     std::map<std::string, Site> sites;
-    std::map<std::uint32_t, std::unique_ptr<symbols::SymbolResolver>> resolvers;
     auto resolver_of = [&](std::uint32_t pid) -> const symbols::SymbolResolver* {
-        auto [it, added] = resolvers.try_emplace(pid);
-        if (added) {
-            const auto* modules = modules_of ? modules_of(pid) : nullptr;
-            if (modules && !modules->empty())
-                it->second = std::make_unique<symbols::SymbolResolver>(*modules);
-        }
-        return it->second.get();
+        return resolver_of_pid ? resolver_of_pid(pid) : nullptr;
     };
     // The site of an entry, and the key that groups entries of one call site.
     auto describe = [&](const SpinHit& h) -> std::pair<std::string, SpinSite> {

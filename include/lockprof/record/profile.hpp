@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
@@ -130,8 +131,18 @@ class Images {
     explicit Images(const RecordResult& result);
     const std::vector<Image>& all() const { return images_; }
 
+    // The resolver for the mappings process `pid` had when last read: an image's when it has
+    // samples, otherwise built on first use, and shared by every process with those mappings
+    // (record --spin names return addresses and stacks through it). nullptr for a process
+    // never seen alive or without mappings.
+    const symbols::SymbolResolver* resolver_of(pid_t pid) const;
+
   private:
     std::vector<Image> images_;
+    std::map<pid_t, std::string> signature_of_;  // each process's current mappings
+    std::map<std::string, const symbols::SymbolResolver*> by_signature_;
+    std::map<std::string, const std::vector<profiling::MappedModule>*> modules_of_;
+    mutable std::map<std::string, std::unique_ptr<symbols::SymbolResolver>> built_;
 };
 
 // Throws UsageError for an invalid lock pattern.

@@ -22,6 +22,7 @@
 
 #include "lockprof/export/folded.hpp"
 #include "lockprof/profiling/data.hpp"
+#include "lockprof/symbols/resolver.hpp"
 
 namespace lockprof::record {
 
@@ -177,11 +178,11 @@ struct SpinProfile {
 };
 
 // Pairs each thread's entries with their returns (in time order, innermost first) and groups
-// them by call site. `modules_of(pid)` gives a process's mappings (for return addresses and
-// strings not read while it lived); nullptr when unknown.
+// them by call site. `resolver_of(pid)` names a process's return addresses and stack frames
+// (Images::resolver_of: one resolver per set of mappings); nullptr when unknown.
 SpinProfile analyse_spin(
     const SpinRecording& recording,
-    const std::function<const std::vector<profiling::MappedModule>*(std::uint32_t)>& modules_of);
+    const std::function<const symbols::SymbolResolver*(std::uint32_t)>& resolver_of);
 
 // The time in the slow paths per call site as folded stacks, for a flamegraph of where
 // contended acquisitions waited: "CALLER;FUNCTION at SITE" weighted by the nanoseconds from

@@ -165,6 +165,37 @@ TEST(RecordProfile, SamplesBeforeAnExecResolveAgainstTheMappingsItReplaced) {
     EXPECT_EQ(p.hot_symbols[1].short_name, "[unknown]");  // after the exec: not its code
 }
 
+// record --spin names return addresses through the same resolvers the samples use: one per
+// set of mappings, so forked backends share one, and a process without samples gets one too.
+TEST(RecordProfile, ProcessesWithTheSameMappingsShareOneResolver) {
+    auto r = synthetic();
+    ProcessRecord idle;  // no samples, the same mappings as the others
+    idle.info = {103, "postgres", "/bin/postgres", 0};
+    idle.modules = r.processes[0].modules;
+    r.processes.push_back(idle);
+    ProcessRecord other;
+    other.info = {104, "other", "/usr/bin/other", 0};
+    other.modules = {{"/usr/bin/other", 0x1000, 0x2000, 0, "r-xp", ""}};
+    r.processes.push_back(std::move(other));
+    ProcessRecord gone;  // never read: no mappings
+    gone.info = {105, "gone", "", 0};
+    r.processes.push_back(std::move(gone));
+    const Images images(r);
+    const auto* backend = images.resolver_of(100);
+    ASSERT_NE(backend, nullptr);
+    EXPECT_EQ(images.resolver_of(101), backend);
+    EXPECT_EQ(images.resolver_of(103), backend);
+    EXPECT_EQ(&images.all().at(0).resolver, backend);  // the samples' own
+    const auto* other_resolver = images.resolver_of(104);
+    ASSERT_NE(other_resolver, nullptr);
+    EXPECT_NE(other_resolver, backend);
+    EXPECT_EQ(images.resolver_of(104), other_resolver);  // built once
+    EXPECT_EQ(images.resolver_of(105), nullptr);
+    EXPECT_EQ(images.resolver_of(999), nullptr);
+    const auto hot = address_of(reinterpret_cast<const void*>(&record_test_hot_work));
+    EXPECT_EQ(images.resolver_of(103)->resolve(hot).symbol, "record_test_hot_work");
+}
+
 TEST(RecordProfile, BadLockPatternIsAUsageError) {
     EXPECT_THROW(lock_regex("(unclosed"), UsageError);
 }

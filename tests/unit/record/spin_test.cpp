@@ -242,8 +242,8 @@ TEST(SpinAnalysis, SampledStacksGoToTheirSitesAndSplitItsTime) {
                 stack(600, 1234, {in(spin_test_caller), in(spin_test_other)}), ret(1, 900),
                 // A stack whose entry was lost: no site of its own.
                 stack(1000, 77, {in(spin_test_caller)})};
-    const auto modules = symbols::process_modules();
-    const auto p = analyse_spin(rec, [&](std::uint32_t) { return &modules; });
+    const symbols::SymbolResolver resolver(symbols::process_modules());
+    const auto p = analyse_spin(rec, [&](std::uint32_t) { return &resolver; });
     EXPECT_EQ(p.entries, 3u);  // the stacks added none
     EXPECT_DOUBLE_EQ(p.total_ns, 600);
     EXPECT_EQ(p.stack_samples, 3u);
