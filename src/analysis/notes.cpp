@@ -31,30 +31,14 @@ std::string cells_text(const std::vector<CellRef>& cells, const std::vector<Cell
         const auto& list = locks[threads];
         const auto at_count = static_cast<std::size_t>(std::count_if(
             all.begin(), all.end(), [&](const CellRef& c) { return c.threads == threads; }));
-        // Thread counts after the first say "at 2 threads" once the noun is known.
+        // Thread counts after the first say "all 3 at 2 threads" once the noun is known.
         if (list.size() == at_count && at_count > 1)
-            groups.push_back(fmt::format("all {} {} at {}", at_count, groups.empty() ? "cells" : "",
+            groups.push_back(fmt::format("all {}{} at {}", at_count, groups.empty() ? " cells" : "",
                                          threads_text(threads)));
         else
             groups.push_back(fmt::format("{} at {}", fmt::join(list, ", "), threads_text(threads)));
     }
-    std::string text = join_and(groups);
-    // "all 3  at" when the noun was left out: one space.
-    for (std::size_t at; (at = text.find("  ")) != std::string::npos;) text.erase(at, 1);
-    return text;
-}
-
-std::vector<std::string> merge_by_text(const std::vector<std::pair<CellRef, std::string>>& lines,
-                                       const std::vector<CellRef>& all) {
-    std::vector<std::string> texts;
-    std::map<std::string, std::vector<CellRef>> cells;
-    for (const auto& [cell, text] : lines) {
-        if (!cells.count(text)) texts.push_back(text);
-        cells[text].push_back(cell);
-    }
-    std::vector<std::string> out;
-    for (const auto& text : texts) out.push_back(cells_text(cells[text], all) + ": " + text);
-    return out;
+    return join_and(groups);
 }
 
 std::string pairs_text(const std::vector<PairRef>& pairs) {

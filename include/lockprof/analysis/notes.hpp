@@ -27,11 +27,6 @@ struct CellRef {
 // `all` is every cell of the run: a group that holds every cell at its thread count says so.
 std::string cells_text(const std::vector<CellRef>& cells, const std::vector<CellRef>& all);
 
-// Lines that differ only in the cells they name, merged: each (cells, text) pair whose text
-// another pair shares becomes one "cells: text" line, in first-seen order of the texts.
-std::vector<std::string> merge_by_text(const std::vector<std::pair<CellRef, std::string>>& lines,
-                                       const std::vector<CellRef>& all);
-
 // Comparison pairs named together: "ttas, cas vs tas at 1 and 2 threads", "cas vs tas at 2
 // threads; ttas vs tas at 1 thread". Each entry is (other, baseline, threads).
 struct PairRef {

@@ -346,9 +346,6 @@ TEST(Notes, CellsAndPairsAreNamedTogether) {
     EXPECT_EQ(analysis::cells_text({{"tas", 1}, {"cas", 2}}, all),
               "tas at 1 thread and cas at 2 threads");
     EXPECT_EQ(analysis::cells_text({{"tas", 1}, {"cas", 1}}, {}), "tas, cas at 1 thread");
-    EXPECT_EQ(
-        analysis::merge_by_text({{{"tas", 1}, "x"}, {{"cas", 2}, "y"}, {{"ttas", 1}, "x"}}, {}),
-        (std::vector<std::string>{"tas, ttas at 1 thread: x", "cas at 2 threads: y"}));
     EXPECT_EQ(analysis::pairs_text(
                   {{"ttas", "tas", 1}, {"cas", "tas", 1}, {"ttas", "tas", 2}, {"cas", "tas", 2}}),
               "ttas, cas vs tas at 1 and 2 threads");
