@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.hpp"
+#include "support/screen.hpp"
 
 using lockprof::test::read_all;
 using lockprof::test::run_lockprof;
@@ -485,14 +486,7 @@ TEST(ReportCli, SixCellRunFitsOneScreenAndVerboseRestoresEachCellsNote) {
     std::ofstream(file) << doc.dump();
     r = run_lockprof({"report", file});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    int screen = 0;
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);) {
-        std::size_t characters = 0;  // UTF-8 lead bytes: the band's "±" is one column
-        for (unsigned char ch : line) characters += (ch & 0xC0) != 0x80;
-        screen += characters == 0 ? 1 : static_cast<int>((characters + 99) / 100);
-    }
-    EXPECT_LE(screen, 25) << r.out;
+    EXPECT_LE(lockprof::test::screen_lines(r.out), 25) << r.out;
     const auto count = [](const std::string& text, const std::string& what) {
         std::size_t n = 0;
         for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;

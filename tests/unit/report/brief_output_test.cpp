@@ -13,6 +13,7 @@
 #include "lockprof/analysis/notes.hpp"
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/report/run_report.hpp"
+#include "support/screen.hpp"
 
 using namespace lockprof;
 using analysis::Detail;
@@ -92,17 +93,7 @@ std::string output(const workload::RunResult& run, Detail detail) {
                analysis::explain(analysis::evidence_from(summaries), thresholds), detail);
 }
 
-// Lines as a 100-column terminal shows them: a longer line takes more than one.
-int screen_lines(const std::string& text, std::size_t columns = 100) {
-    int lines = 0;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-        std::size_t characters = 0;  // UTF-8: count lead bytes only (the band's "±")
-        for (unsigned char c : line) characters += (c & 0xC0) != 0x80;
-        lines += characters == 0 ? 1 : static_cast<int>((characters + columns - 1) / columns);
-    }
-    return lines;
-}
+using test::screen_lines;
 
 std::size_t count(const std::string& text, const std::string& what) {
     std::size_t n = 0;
