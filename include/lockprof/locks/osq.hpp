@@ -174,23 +174,32 @@ struct alignas(arch::kCacheLine) OsqLockT {
         if (next != nullptr) next->locked.store(1, std::memory_order_release);
     }
 
-    // One osq_lock(): true once we hold the lock, false after unqueueing (budget spent). It
-    // counts in locals, not in the context whose node it publishes (lock.hpp, "Slow-path
-    // counts").
+    // One osq_lock(): true once we hold the lock, false after unqueueing (budget spent). The
+    // uncontended path (an empty queue: one exchange) stays apart from the waiting, whose
+    // registers it would otherwise save and restore on every call (46 -> 59 instructions per
+    // uncontended acquire, callgrind). The waiting counts in locals, not in the context whose
+    // node it publishes (lock.hpp, "Slow-path counts").
     bool osq_lock(Context& c) {
+        Node& node = c.node;
+        node.locked.store(0, std::memory_order_relaxed);
+        node.next.store(nullptr, std::memory_order_relaxed);
+        ++c.stats.rmw_attempts;
+        const std::uint32_t old = tail_.exchange(node.number, std::memory_order_acq_rel);
+        if (old == 0) [[likely]]
+            return true;
+        return wait_in_queue(c, old);
+    }
+    [[gnu::noinline]] bool wait_in_queue(Context& c, std::uint32_t old) {
         std::uint64_t rmw = 0, spins = 0;
-        const bool locked = osq_lock(c, rmw, spins);
+        const bool locked = wait_in_queue(c, old, rmw, spins);
         c.stats.rmw_attempts += rmw;
         c.stats.spin_iterations += spins;
         return locked;
     }
-    [[gnu::always_inline]] bool osq_lock(Context& c, std::uint64_t& rmw, std::uint64_t& spins) {
+    // Behind `old`, the tail we found: true once handed the lock, false after unqueueing.
+    [[gnu::always_inline]] bool wait_in_queue(Context& c, std::uint32_t old, std::uint64_t& rmw,
+                                              std::uint64_t& spins) {
         Node& node = c.node;
-        node.locked.store(0, std::memory_order_relaxed);
-        node.next.store(nullptr, std::memory_order_relaxed);
-        ++rmw;
-        const std::uint32_t old = tail_.exchange(node.number, std::memory_order_acq_rel);
-        if (old == 0) return true;
         Node* prev = node_of(old);
         node.prev.store(prev, std::memory_order_relaxed);
         prev->next.store(&node, std::memory_order_release);

@@ -331,9 +331,9 @@ TEST(MeasuredLoopCode, AcquireLoopsKeepTheirCountsInRegisters) {
 }
 
 // The queue locks wait out of line too: qspinlock's slow_path() and queue() (as the kernel's
-// queued_spin_lock_slowpath), osq's osq_lock() (wait_next() inlined). Their context's address is
-// the call's argument, so a count kept there is a load and a store (x86: an add to memory) in every
-// poll; the waits count in registers and add to the context when the call returns. Checked in
+// queued_spin_lock_slowpath), osq's wait_in_queue() (wait_next() inlined). Their context's address
+// is the call's argument, so a count kept there is a load and a store (x86: an add to memory) in
+// every poll; the waits count in registers and add to the context when the call returns. Checked in
 // every loop of those functions and of the inlined lock() of the measured loops around them.
 TEST(MeasuredLoopCode, QueueLockWaitLoopsKeepTheirCountsInRegisters) {
     if (const std::string why = cannot_read_the_loops(); !why.empty()) GTEST_SKIP() << why;
@@ -349,7 +349,7 @@ TEST(MeasuredLoopCode, QueueLockWaitLoopsKeepTheirCountsInRegisters) {
         std::vector<const char*> slow_paths;
     };
     for (const Checked& checked : {Checked{"::QspinLockT<", {">::slow_path(", ">::queue("}},
-                                   Checked{"::OsqLockT<", {">::osq_lock(", ">::wait_next("}}}) {
+                                   Checked{"::OsqLockT<", {">::osq_lock(", ">::wait_in_queue("}}}) {
         unsigned loops = 0, functions_checked = 0;
         auto check = [&](const FunctionCode& f, bool whole) {
             SCOPED_TRACE(f.name);
