@@ -105,23 +105,23 @@ Images::Images(const RecordResult& result) {
     }
     for (const auto& [sig, group] : by_signature) {
         if (sig.empty() || !groups[group].modules || groups[group].modules->empty()) continue;
-        modules_of_[sig] = groups[group].modules;
+        Mappings& m = mappings_[sig];
+        m.modules = groups[group].modules;
         if (const auto image = image_of_group.find(group); image != image_of_group.end())
-            by_signature_[sig] = &images_[image->second].resolver;
+            m.resolver = &images_[image->second].resolver;
     }
-    for (const auto& p : result.processes) signature_of_[p.info.pid] = signature(p.modules);
+    for (const auto& p : result.processes)
+        if (const auto m = mappings_.find(signature(p.modules)); m != mappings_.end())
+            mappings_of_[p.info.pid] = &m->second;
 }
 
 const symbols::SymbolResolver* Images::resolver_of(pid_t pid) const {
-    const auto sig = signature_of_.find(pid);
-    if (sig == signature_of_.end()) return nullptr;
-    if (const auto it = by_signature_.find(sig->second); it != by_signature_.end())
-        return it->second;
-    const auto modules = modules_of_.find(sig->second);
-    if (modules == modules_of_.end()) return nullptr;
-    auto& built = built_[sig->second];
-    if (!built) built = std::make_unique<symbols::SymbolResolver>(*modules->second);
-    return built.get();
+    const auto it = mappings_of_.find(pid);
+    if (it == mappings_of_.end()) return nullptr;
+    const Mappings& m = *it->second;
+    if (m.resolver) return m.resolver;
+    if (!m.built) m.built = std::make_unique<symbols::SymbolResolver>(*m.modules);
+    return m.built.get();
 }
 
 std::regex lock_regex(const std::string& pattern) {

@@ -14,7 +14,6 @@
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -23,7 +22,6 @@
 
 #include "lockprof/arch/call_abi.hpp"
 #include "lockprof/common/files.hpp"
-#include "lockprof/common/parse.hpp"
 #include "lockprof/common/signal_name.hpp"
 #include "lockprof/pmu/events.hpp"
 #include "lockprof/pmu/uprobe.hpp"

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include "lockprof/symbols/resolver.hpp"

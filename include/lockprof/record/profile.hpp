@@ -139,10 +139,15 @@ class Images {
 
   private:
     std::vector<Image> images_;
-    std::map<pid_t, std::string> signature_of_;  // each process's current mappings
-    std::map<std::string, const symbols::SymbolResolver*> by_signature_;
-    std::map<std::string, const std::vector<profiling::MappedModule>*> modules_of_;
-    mutable std::map<std::string, std::unique_ptr<symbols::SymbolResolver>> built_;
+    // Each set of mappings a process had when last read (by signature): the mappings, and
+    // the resolver of its image when it has samples, else one built on first use.
+    struct Mappings {
+        const std::vector<profiling::MappedModule>* modules = nullptr;
+        const symbols::SymbolResolver* resolver = nullptr;
+        mutable std::unique_ptr<symbols::SymbolResolver> built;
+    };
+    std::map<std::string, Mappings> mappings_;
+    std::map<pid_t, const Mappings*> mappings_of_;
 };
 
 // Throws UsageError for an invalid lock pattern.

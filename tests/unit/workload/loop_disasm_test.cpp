@@ -289,41 +289,63 @@ std::string listing(const std::vector<Instruction>& code, const Loop& loop) {
     return listing(body);
 }
 
-// The loops of the inlined lock() (branch and target both in a lock function's inline chain, as
-// the annotator marks the acquire loop: sampling/acquire_loop.hpp), in measured_loop<Lock<...>,
-// latency> of every flavour, delay and latency setting.
+// This binary's inline chains: which instructions of a measured loop are its inlined lock().
+struct InlineChains {
+    symbols::SymbolResolver resolver = symbols::SymbolResolver::for_process();
+    std::uint64_t bias = 0;
+    std::string unavailable;  // why they cannot be read here; "" when they can
+
+    InlineChains() {
+        const auto here =
+            reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(&sampling::phase_name));
+        bias = resolver.resolve(here).bias;
+        if (resolver.source_line(here).first.empty())
+            unavailable =
+                "this build has no debug information (-g): the inlined lock() cannot be "
+                "told from the loop around it";
+    }
+    // Whether the instruction is in a lock function's inline chain, as the annotator marks the
+    // acquire loop (sampling/acquire_loop.hpp).
+    bool in_lock(const Instruction& i) const {
+        for (const auto& name : resolver.inlined_at(i.address + bias))
+            if (sampling::is_lock_function(name)) return true;
+        return false;
+    }
+};
+
+// Expects no loop of `f` to touch stack memory or store beside the lock's atomic: every loop,
+// or with `lock_only` those of the inlined lock() (branch and target both in its inline chain).
+// `what` names the loops in the failure. Returns how many loops it checked.
+unsigned expect_loops_in_registers(const FunctionCode& f, const InlineChains& chains,
+                                   bool lock_only, std::string_view what) {
+    SCOPED_TRACE(f.name);
+    unsigned loops = 0;
+    const auto& code = f.instructions;
+    for (const auto& loop : loops_of(code)) {
+        if (lock_only && (!chains.in_lock(code[loop.header]) || !chains.in_lock(code[loop.branch])))
+            continue;
+        ++loops;
+        for (std::size_t k : loop.body)
+            EXPECT_FALSE(touches_stack(code[k]) || stores_beside_the_atomic(code[k]))
+                << what << " touches memory the lock does not: " << code[k].text() << "\n"
+                << listing(code, loop);
+    }
+    return loops;
+}
+
+// The loops of the inlined lock() in measured_loop<Lock<...>, latency> of every flavour, delay
+// and latency setting.
 TEST(MeasuredLoopCode, AcquireLoopsKeepTheirCountsInRegisters) {
     if (const std::string why = cannot_read_the_loops(); !why.empty()) GTEST_SKIP() << why;
-    const auto resolver = symbols::SymbolResolver::for_process();
-    const auto here =
-        reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(&sampling::phase_name));
-    const std::uint64_t bias = resolver.resolve(here).bias;
-    if (resolver.source_line(here).first.empty())
-        GTEST_SKIP() << "this build has no debug information (-g): the inlined lock() cannot be "
-                        "told from the loop around it";
+    const InlineChains chains;
+    if (!chains.unavailable.empty()) GTEST_SKIP() << chains.unavailable;
     for (const char* lock :
          {"::TasLock<", "::TtasLock<", "::CasLock<", "::TtasCasLock<", "::TicketLock<"}) {
         unsigned loops = 0;
         const auto functions = functions_named("::measured_loop<lockprof::locks::", lock);
         ASSERT_FALSE(functions.empty()) << "no measured_loop<..." << lock << "...> here";
-        for (const auto& f : functions) {
-            SCOPED_TRACE(f.name);
-            const auto& code = f.instructions;
-            auto in_lock = [&](std::size_t i) {
-                for (const auto& name : resolver.inlined_at(code[i].address + bias))
-                    if (sampling::is_lock_function(name)) return true;
-                return false;
-            };
-            for (const auto& loop : loops_of(code)) {
-                if (!in_lock(loop.header) || !in_lock(loop.branch)) continue;
-                ++loops;
-                for (std::size_t k : loop.body)
-                    EXPECT_FALSE(touches_stack(code[k]) || stores_beside_the_atomic(code[k]))
-                        << "the acquire loop touches memory the lock does not: " << code[k].text()
-                        << "\n"
-                        << listing(code, loop);
-            }
-        }
+        for (const auto& f : functions)
+            loops += expect_loops_in_registers(f, chains, true, "the acquire loop");
         std::printf("[ LOOP     ] %s: %u acquire loops in %zu measured loops checked\n", lock,
                     loops, functions.size());
         EXPECT_GT(loops, 0u) << lock << ": no loop found in the inlined lock()";
@@ -337,13 +359,8 @@ TEST(MeasuredLoopCode, AcquireLoopsKeepTheirCountsInRegisters) {
 // every loop of those functions and of the inlined lock() of the measured loops around them.
 TEST(MeasuredLoopCode, QueueLockWaitLoopsKeepTheirCountsInRegisters) {
     if (const std::string why = cannot_read_the_loops(); !why.empty()) GTEST_SKIP() << why;
-    const auto resolver = symbols::SymbolResolver::for_process();
-    const auto here =
-        reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(&sampling::phase_name));
-    const std::uint64_t bias = resolver.resolve(here).bias;
-    if (resolver.source_line(here).first.empty())
-        GTEST_SKIP() << "this build has no debug information (-g): the inlined lock() cannot be "
-                        "told from the loop around it";
+    const InlineChains chains;
+    if (!chains.unavailable.empty()) GTEST_SKIP() << chains.unavailable;
     struct Checked {
         const char* lock;
         std::vector<const char*> slow_paths;
@@ -351,30 +368,16 @@ TEST(MeasuredLoopCode, QueueLockWaitLoopsKeepTheirCountsInRegisters) {
     for (const Checked& checked : {Checked{"::QspinLockT<", {">::slow_path(", ">::queue("}},
                                    Checked{"::OsqLockT<", {">::osq_lock(", ">::wait_in_queue("}}}) {
         unsigned loops = 0, functions_checked = 0;
-        auto check = [&](const FunctionCode& f, bool whole) {
-            SCOPED_TRACE(f.name);
+        for (const auto& f : functions_named("::measured_loop<lockprof::locks::", checked.lock)) {
+            loops += expect_loops_in_registers(f, chains, true, "a wait loop");
             ++functions_checked;
-            const auto& code = f.instructions;
-            auto in_lock = [&](std::size_t i) {
-                for (const auto& name : resolver.inlined_at(code[i].address + bias))
-                    if (sampling::is_lock_function(name)) return true;
-                return false;
-            };
-            for (const auto& loop : loops_of(code)) {
-                if (!whole && (!in_lock(loop.header) || !in_lock(loop.branch))) continue;
-                ++loops;
-                for (std::size_t k : loop.body)
-                    EXPECT_FALSE(touches_stack(code[k]) || stores_beside_the_atomic(code[k]))
-                        << "a wait loop touches memory the lock does not: " << code[k].text()
-                        << "\n"
-                        << listing(code, loop);
-            }
-        };
-        for (const auto& f : functions_named("::measured_loop<lockprof::locks::", checked.lock))
-            check(f, false);
+        }
         for (const char* member : checked.slow_paths)
             for (const auto& f : functions_named(checked.lock, member))
-                if (f.name.find("lockprof::locks::") != std::string::npos) check(f, true);
+                if (f.name.find("lockprof::locks::") != std::string::npos) {
+                    loops += expect_loops_in_registers(f, chains, false, "a wait loop");
+                    ++functions_checked;
+                }
         std::printf("[ LOOP     ] %s: %u wait loops in %u functions checked\n", checked.lock, loops,
                     functions_checked);
         EXPECT_GT(loops, 0u) << checked.lock << ": no wait loop found";
