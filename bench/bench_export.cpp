@@ -1,7 +1,7 @@
 // Writes pprof and speedscope files of SAMPLES samples over STACKS stacks (the shapes of
 // bench/gen_perf_script: 8 frames, 10 functions per level of 5, a kernel tail on every 10th
 // stack) and prints how long each encoder took, for bench/bench-flamegraph.sh. The pprof
-// profile has one sample per raw sample with two labels, as analysis::PprofBuilder builds a
+// profile has one sample per raw sample with two labels, as attribution::PprofBuilder builds a
 // run's; speedscope gets the folded stacks, as every stack output does. Not a test.
 #include <time.h>
 

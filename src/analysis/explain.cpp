@@ -440,7 +440,7 @@ std::string figure_value(const ComparedFigure& f, double v) {
     return format_figure(v);
 }
 
-std::string figure_range(const ComparedFigure& f, const Spread& s) {
+std::string compared_range(const ComparedFigure& f, const Spread& s) {
     if (s.values.size() < 2 || s.min == s.max) return figure_value(f, s.median);
     return fmt::format("{}-{}", figure_value(f, s.min), figure_value(f, s.max));
 }
@@ -510,7 +510,7 @@ std::vector<Claim> counted_events_rule(PairContext& p) {
         const Effect e = compare_trials(f.a->values, f.b->values, p.t.verdict, family);
         const std::string quoted =
             fmt::format("{}{} {} {}, {} {}", f.name, f.derived ? "" : " per acquire", p.b.lock,
-                        figure_range(f, *f.b), p.a.lock, figure_range(f, *f.a));
+                        compared_range(f, *f.b), p.a.lock, compared_range(f, *f.a));
         switch (e.verdict) {
             case Verdict::faster:
             case Verdict::slower:

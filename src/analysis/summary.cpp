@@ -9,13 +9,6 @@
 
 namespace lockprof::analysis {
 
-std::optional<double> scaled_value(const profiling::CounterReading& r) {
-    if (r.running_ns == 0) return std::nullopt;
-    if (r.running_ns >= r.enabled_ns) return static_cast<double>(r.raw);
-    return static_cast<double>(r.raw) *
-           (static_cast<double>(r.enabled_ns) / static_cast<double>(r.running_ns));
-}
-
 namespace {
 
 struct TrialFigures {

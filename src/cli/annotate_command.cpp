@@ -15,7 +15,7 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/report/json.hpp"
-#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/analysis/report_inputs.hpp"
 #include "lockprof/report/annotation_report.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 
@@ -93,7 +93,7 @@ int annotate_command(const std::vector<std::string>& args, const std::vector<std
                run.sampling->event, run.provenance.timestamp_utc, run.provenance.lockprof_version);
     for (const auto& note : run.notes)
         if (note.rfind("sampling:", 0) == 0) fmt::print("note: {}\n", note);
-    const auto attribution = analysis::attribute(run, options);
+    const auto attribution = attribution::attribute(run, options);
     std::cout << report::render_annotations(run, attribution, listing_top);
     if (!vm["no-explain"].as<bool>()) {
         const auto summaries = analysis::summarize(run);

@@ -13,8 +13,8 @@
 #include "cli/perf_data_input.hpp"
 #include "lockprof/perfdata/perf_data.hpp"
 #include "cli/stack_outputs.hpp"
-#include "lockprof/analysis/attribution.hpp"
-#include "lockprof/analysis/pprof_profile.hpp"
+#include "lockprof/attribution/run_attribution.hpp"
+#include "lockprof/attribution/pprof_builder.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/report/json.hpp"
@@ -82,21 +82,22 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
     if (is_perf_data_file(file)) return convert_perf_data(file, outputs);
     workload::RunResult run = report::read_result(file);
     use_binary_copies(vm, run);
-    if (!run.sampling || !analysis::has_raw_samples(run))
+    if (!run.sampling || !attribution::has_raw_samples(run))
         throw UsageError(fmt::format(
             "'{}' holds no raw samples; record them with `lockprof --sample --samples-out "
             "FILE` (--output leaves them out to keep result files small)",
             file));
     // Phase and instruction leaves name the sampled instruction and the acquire loop, which
     // take the annotation's disassembly; function leaves and pprof resolve symbols only.
-    analysis::Attribution attribution;
-    if (outputs.leaf() != sampling::Leaf::function) attribution = analysis::attribute(run, {});
+    attribution::RunAttribution attribution;
+    if (outputs.leaf() != attribution::Leaf::function)
+        attribution = attribution::attribute(run, {});
     for (const auto& w : attribution.warnings) fmt::print(stderr, "warning: {}\n", w);
     for (const auto& n : attribution.notes) fmt::print(stderr, "note: {}\n", n);
     outputs.write([&] {
-        return SampledStacks{analysis::folded_stacks(run, attribution, outputs.leaf()),
-                             analysis::flamegraph_options(run),
-                             [&] { return analysis::pprof_profile(run); }};
+        return SampledStacks{attribution::folded_stacks(run, attribution, outputs.leaf()),
+                             attribution::flamegraph_options(run),
+                             [&] { return attribution::pprof_profile(run); }};
     });
     return 0;
 }

@@ -19,7 +19,7 @@
 #include "lockprof/report/plot.hpp"
 #include "lockprof/report/record_report.hpp"
 #include "lockprof/report/run_report.hpp"
-#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/analysis/report_inputs.hpp"
 #include "lockprof/analysis/explain.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 
@@ -71,7 +71,7 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
             "report: which result? give the JSON written by --output or --samples-out");
     for (const char* option : {"output", "plot"})
         if (vm.count(option)) check_output(vm[option].as<std::string>(), option);
-    sampling::AnnotateOptions annotate;
+    attribution::AnnotateOptions annotate;
     if (vm.count("objdump")) {
         annotate.objdump = vm["objdump"].as<std::string>();
         if (!program_exists(annotate.objdump))

@@ -65,7 +65,7 @@ class ReportExtension : public RunExtension {
         // A sampled run still holds its raw samples here (only --output leaves them out).
         auto extras =
             report::with_flamegraph(analysis::gather_report_inputs(run, summaries, {}), run);
-        if (run.sampling && !analysis::has_raw_samples(run))
+        if (run.sampling && !attribution::has_raw_samples(run))
             extras.omitted.back() =
                 "hot instructions and flamegraph: the sampler recorded no samples in this run";
         write_output(report_, report::render_html_report(run, summaries, extras, options_));

@@ -18,8 +18,8 @@
 #include "lockprof/common/output_file.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/report/json.hpp"
-#include "lockprof/analysis/attribution.hpp"
-#include "lockprof/analysis/pprof_profile.hpp"
+#include "lockprof/analysis/report_inputs.hpp"
+#include "lockprof/attribution/pprof_builder.hpp"
 #include "lockprof/report/annotation_report.hpp"
 #include "lockprof/sampling/sampler.hpp"
 #include "lockprof/symbols/resolver.hpp"
@@ -67,8 +67,8 @@ class SamplingExtension : public RunExtension {
         const auto annotation = sampling_.annotation(vm);
         listing_top_ = annotation.listed;
         // The terminal gets each cell's hottest instructions unless listings are asked for.
-        listing_detail_ =
-            annotation.asked ? sampling::ListingDetail::full : sampling::ListingDetail::hottest;
+        listing_detail_ = annotation.asked ? attribution::ListingDetail::full
+                                           : attribution::ListingDetail::hottest;
         annotate_ = annotation.options;
         if (vm.count("samples-out")) {
             samples_out_ = vm["samples-out"].as<std::string>();
@@ -118,7 +118,7 @@ class SamplingExtension : public RunExtension {
         if (run.sampling->call_graph == "dwarf")
             run.notes.push_back("sampling: call stacks " +
                                 sampling::call_graph_summary(*run.sampling));
-        for (auto& note : analysis::loss_notes(run)) run.notes.push_back(std::move(note));
+        for (auto& note : attribution::loss_notes(run)) run.notes.push_back(std::move(note));
         // The raw samples stay in the run, for the annotation, --samples-out, the stack
         // outputs and the HTML report; --output leaves them out when it writes the file.
         sampled_ = true;
@@ -127,8 +127,8 @@ class SamplingExtension : public RunExtension {
     void write_outputs(const workload::RunResult& run,
                        const std::vector<analysis::CellSummary>& summaries,
                        std::ostream& out) override {
-        std::optional<analysis::Attribution> attribution;
-        if (sampled_) attribution = analysis::attribute(run, annotate_);
+        std::optional<attribution::RunAttribution> attribution;
+        if (sampled_) attribution = attribution::attribute(run, annotate_);
         // The explanation leads, right under the table; the annotations it rests on follow.
         bool events = false;
         for (const auto& s : summaries) events |= !s.events.empty();
@@ -148,9 +148,9 @@ class SamplingExtension : public RunExtension {
         if (!samples_out_.empty())
             write_output(samples_out_, report::json_text(report::to_json(run, summaries)));
         stacks_.write([&] {
-            return SampledStacks{analysis::folded_stacks(run, *attribution, stacks_.leaf()),
-                                 analysis::flamegraph_options(run),
-                                 [&] { return analysis::pprof_profile(run); }};
+            return SampledStacks{attribution::folded_stacks(run, *attribution, stacks_.leaf()),
+                                 attribution::flamegraph_options(run),
+                                 [&] { return attribution::pprof_profile(run); }};
         });
     }
 
@@ -166,8 +166,8 @@ class SamplingExtension : public RunExtension {
     analysis::Detail detail_ = analysis::Detail::brief;  // --verbose: full
     std::optional<bool> explain_;
     unsigned listing_top_ = 3;
-    sampling::ListingDetail listing_detail_ = sampling::ListingDetail::hottest;
-    sampling::AnnotateOptions annotate_;
+    attribution::ListingDetail listing_detail_ = attribution::ListingDetail::hottest;
+    attribution::AnnotateOptions annotate_;
     std::string samples_out_;
     std::unique_ptr<sampling::Sampler> sampler_;
     bool sampled_ = false;  // a sampler ran: `run` holds its samples

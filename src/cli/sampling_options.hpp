@@ -12,7 +12,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "lockprof/sampling/annotate.hpp"
+#include "lockprof/attribution/annotate.hpp"
 #include "lockprof/sampling/sampler.hpp"
 
 namespace lockprof::cli {
@@ -71,7 +71,7 @@ class SamplingOptions {
         bool asked = false;   // --annotate-top given, not its default
         // top_functions at least 3 whatever is listed: the explanation and the spin-lock view
         // read the hottest functions' instructions even without listings.
-        sampling::AnnotateOptions options;
+        attribution::AnnotateOptions options;
     };
     // --annotate-top and --objdump, checked now (UsageError).
     Annotation annotation(const boost::program_options::variables_map& vm) const;

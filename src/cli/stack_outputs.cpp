@@ -93,11 +93,11 @@ po::options_description StackOutputs::options() const {
 void StackOutputs::read(const po::variables_map& vm) {
     const std::string leaf = vm["leaf"].as<std::string>();
     if (leaf == "function")
-        leaf_ = sampling::Leaf::function;
+        leaf_ = attribution::Leaf::function;
     else if (leaf == "instruction")
-        leaf_ = sampling::Leaf::instruction;
+        leaf_ = attribution::Leaf::instruction;
     else if (leaf == "phase" && loop_phases_)
-        leaf_ = sampling::Leaf::phase;
+        leaf_ = attribution::Leaf::phase;
     else
         throw UsageError(fmt::format(
             "--leaf: '{}' is not a leaf kind; use {}", leaf,

@@ -15,7 +15,7 @@
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/export/folded.hpp"
 #include "lockprof/export/pprof.hpp"
-#include "lockprof/sampling/stacks.hpp"
+#include "lockprof/attribution/stacks.hpp"
 
 namespace lockprof::cli {
 
@@ -47,7 +47,7 @@ class StackOutputs {
     // implies_sample: the command samples when an output is asked for (run, record), as
     // opposed to reading saved samples (convert).
     // loop_phases: the stacks are lockprof's own runs, whose measured loop has phases
-    // (sampling::Leaf::phase, the default then).
+    // (attribution::Leaf::phase, the default then).
     StackOutputs(std::string roots, std::string instruction_leaf_example,
                  bool implies_sample = true, bool loop_phases = false);
 
@@ -60,8 +60,8 @@ class StackOutputs {
 
     bool any() const { return !files_.empty(); }
     // --leaf: what the stacks end in.
-    sampling::Leaf leaf() const { return leaf_; }
-    bool instruction_leaf() const { return leaf_ == sampling::Leaf::instruction; }
+    attribution::Leaf leaf() const { return leaf_; }
+    bool instruction_leaf() const { return leaf_ == attribution::Leaf::instruction; }
 
     // Renders every output asked for into its file (write_output(), docs/reliability.md); `stacks`
     // is called once, and only when some output was asked for.
@@ -71,7 +71,7 @@ class StackOutputs {
     std::string roots_, instruction_leaf_example_;
     bool implies_sample_ = true;
     bool loop_phases_ = false;
-    sampling::Leaf leaf_ = sampling::Leaf::function;
+    attribution::Leaf leaf_ = attribution::Leaf::function;
     std::vector<std::pair<const StackOutput*, std::string>> files_;  // row, path
 };
 

@@ -18,7 +18,7 @@
 
 #include <fmt/format.h>
 
-#include "lockprof/analysis/pprof_profile.hpp"
+#include "lockprof/attribution/pprof_builder.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/files.hpp"
 #include "lockprof/perfdata/perf_data.hpp"
@@ -526,7 +526,7 @@ exporting::pprof::Profile Replay::pprof() {
         info.period = e.period;
         info.frequency = e.frequency;
     }
-    analysis::PprofBuilder builder(info);
+    attribution::PprofBuilder builder(info);
     std::map<std::uint32_t, std::vector<const profiling::RawSample*>> by_pid;
     for (const auto& s : collected_) by_pid[s.pid].push_back(&s);
     // Each process's mappings as they were at the end, its files as fold() resolves them.

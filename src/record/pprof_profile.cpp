@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "lockprof/analysis/pprof_profile.hpp"
+#include "lockprof/attribution/pprof_builder.hpp"
 
 namespace lockprof::record {
 
@@ -32,7 +32,7 @@ std::optional<std::uint64_t> cpu_clock(const std::vector<profiling::CounterReadi
 pprof::Profile pprof_profile(const RecordResult& result, const Images& images) {
     if (!result.sampling) return {};
     const profiling::SamplingInfo& info = *result.sampling;
-    analysis::PprofBuilder builder(info);
+    attribution::PprofBuilder builder(info);
 
     struct Process {
         std::string name;
@@ -70,7 +70,7 @@ pprof::Profile pprof_profile(const RecordResult& result, const Images& images) {
         }
         const auto spread = [&](std::uint64_t total,
                                 const std::vector<const profiling::RawSample*>& samples) {
-            const auto parts = analysis::apportion(total, samples);
+            const auto parts = attribution::apportion(total, samples);
             for (std::size_t i = 0; i < samples.size(); ++i) cpu_of[samples[i]] = parts[i];
         };
         for (const auto& [key, samples] : by_thread)
@@ -115,7 +115,7 @@ pprof::Profile pprof_profile(const RecordResult& result, const Images& images) {
             "counts events, not time (count it with -e task_clock)",
             info.event));
     return builder.finish(static_cast<std::int64_t>(result.duration_s * 1e9),
-                          analysis::epoch_nanos(result.provenance.timestamp_utc),
+                          attribution::epoch_nanos(result.provenance.timestamp_utc),
                           std::move(comments));
 }
 

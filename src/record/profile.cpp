@@ -6,9 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "lockprof/analysis/summary.hpp"
 #include "lockprof/common/error.hpp"
-#include "lockprof/sampling/stacks.hpp"
+#include "lockprof/attribution/stacks.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 namespace lockprof::record {
@@ -38,7 +37,7 @@ std::vector<CounterTotal> totals_of(
         if (e < counted.size() && counted[e]) t.value = 0;
         for (const auto* set : sets)
             if (e < set->size())
-                if (auto v = analysis::scaled_value((*set)[e])) t.value = t.value.value_or(0) + *v;
+                if (auto v = profiling::scaled_value((*set)[e])) t.value = t.value.value_or(0) + *v;
         if (t.value && seconds > 0) t.per_second = *t.value / seconds;
         out.push_back(std::move(t));
     }
@@ -289,8 +288,8 @@ struct InlinedLocks {
 
 // Adds one image's annotated functions to `merged`, instruction weights summed per function
 // over the images (processes of one program that do not share mappings).
-void merge_annotations(const sampling::CellAnnotation& cell,
-                       std::map<FunctionKey, sampling::HotFunction>& merged_functions) {
+void merge_annotations(const attribution::CellAnnotation& cell,
+                       std::map<FunctionKey, attribution::HotFunction>& merged_functions) {
     for (const auto& f : cell.functions) {
         if (f.instructions.empty() && f.error.empty()) continue;
         auto& merged = merged_functions[{f.module, f.name}];
@@ -314,7 +313,7 @@ void merge_annotations(const sampling::CellAnnotation& cell,
 
 // Hot symbols and annotated functions with their shares of all samples, hottest first.
 void rank(Profile& profile, SymbolTally& tally,
-          std::map<FunctionKey, sampling::HotFunction>& annotated) {
+          std::map<FunctionKey, attribution::HotFunction>& annotated) {
     profile.unresolved_share = tally.unresolved / profile.total_weight;
     for (auto& [key, sym] : tally.symbols) {
         sym.share = sym.weight / profile.total_weight;
@@ -370,7 +369,7 @@ void spin_view(Profile& profile, const std::string& pattern, const LockTest& is_
 
 // Keeps the listings of the hottest functions plus the lock functions.
 void keep_listings(Profile& profile, std::size_t top_functions, const LockTest& is_lock) {
-    std::vector<sampling::HotFunction> kept;
+    std::vector<attribution::HotFunction> kept;
     for (std::size_t i = 0; i < profile.annotated.size(); ++i) {
         const bool lock = is_lock(profile.annotated[i].name);
         if (i >= top_functions && !lock) continue;
@@ -438,7 +437,7 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
         return probed.count(name) > 0 || std::regex_search(name, locks);
     };
     profile.spin.probed.assign(probed.begin(), probed.end());
-    sampling::AnnotateOptions annotate = options.annotate;
+    attribution::AnnotateOptions annotate = options.annotate;
     annotate.min_function_share = 0;
 
     // Functions a matching lock is inlined into are annotated and listed like the lock
@@ -451,7 +450,7 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
     annotate.always_annotate = is_spin_code;
 
     SymbolTally tally;
-    std::map<FunctionKey, sampling::HotFunction> annotated;
+    std::map<FunctionKey, attribution::HotFunction> annotated;
     for (const auto& image : images.all()) {
         for (const auto& path : image.resolver.changed_modules())
             profile.warnings.push_back(fmt::format(
@@ -459,10 +458,10 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
                 path));
         tally.add(image);
         if (!image.has_modules) continue;
-        sampling::Annotator annotator(image.resolver, annotate);
+        attribution::Annotator annotator(image.resolver, annotate);
         const auto cell = annotator.annotate(image.samples);
         for (const auto& objdump : cell.missing_objdump)
-            add_warning_once(profile, sampling::missing_objdump_warning(objdump, true));
+            add_warning_once(profile, attribution::missing_objdump_warning(objdump, true));
         merge_annotations(cell, annotated);
     }
     rank(profile, tally, annotated);
@@ -470,7 +469,7 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
     keep_listings(profile, options.annotate.top_functions, is_spin_code);
     if (profile.spin.symbols.empty())
         for (const auto& f : profile.annotated)
-            if (!sampling::no_line_information_note(f).empty())
+            if (!attribution::no_line_information_note(f).empty())
                 profile.spin.without_debug_info.push_back(f.short_name);
     return profile;
 }
@@ -481,12 +480,13 @@ exporting::FoldedStacks folded_stacks(const RecordResult& result, const Images& 
     std::map<pid_t, std::string> name_of;
     for (const auto& p : result.processes)
         name_of[p.info.pid] = p.info.comm.empty() ? std::to_string(p.info.pid) : p.info.comm;
-    const auto mnemonics =
-        instruction_leaf ? sampling::mnemonics_of(profile.annotated) : sampling::MnemonicMap{};
+    const auto mnemonics = instruction_leaf ? attribution::mnemonics_of(profile.annotated)
+                                            : attribution::MnemonicMap{};
     for (const auto& group : images.all()) {
-        sampling::StackFolder folder(
+        attribution::StackFolder folder(
             group.resolver,
-            instruction_leaf ? sampling::Leaf::instruction : sampling::Leaf::function, &mnemonics);
+            instruction_leaf ? attribution::Leaf::instruction : attribution::Leaf::function,
+            &mnemonics);
         for (const auto* s : group.samples) {
             const auto name = name_of.find(static_cast<pid_t>(s->pid));
             stacks.add(

@@ -15,7 +15,7 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/files.hpp"
 #include "lockprof/symbols/elf_lookup.hpp"
-#include "lockprof/sampling/stacks.hpp"
+#include "lockprof/attribution/stacks.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 namespace lockprof::record {
@@ -329,7 +329,7 @@ SpinProfile analyse_spin(
         const auto* resolver = resolver_of(h->pid);
         std::vector<std::string> frames;
         for (auto a = h->callchain.rbegin(); a != h->callchain.rend(); ++a)
-            frames.push_back(resolver ? sampling::frame_name(resolver->resolve(*a - 1))
+            frames.push_back(resolver ? attribution::frame_name(resolver->resolve(*a - 1))
                                       : "[unknown]");
         ++it->second.stacks[frames];
         ++out.stack_samples;

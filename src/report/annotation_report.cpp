@@ -7,8 +7,8 @@
 namespace lockprof::report {
 
 std::string render_annotations(const workload::RunResult& run,
-                               const analysis::Attribution& attribution, unsigned top_functions,
-                               sampling::ListingDetail detail) {
+                               const attribution::RunAttribution& attribution,
+                               unsigned top_functions, attribution::ListingDetail detail) {
     if (!run.sampling || top_functions == 0) return "";
     std::string out;
     for (const auto& w : attribution.warnings) out += fmt::format("warning: {}\n", w);
@@ -19,14 +19,14 @@ std::string render_annotations(const workload::RunResult& run,
         if (cell.samples > 0) largest[cell.lock] = std::max(largest[cell.lock], cell.threads);
     std::size_t left_out = 0;
     for (const auto& cell : attribution.cells) {
-        if (detail == sampling::ListingDetail::hottest && largest.count(cell.lock) &&
+        if (detail == attribution::ListingDetail::hottest && largest.count(cell.lock) &&
             largest[cell.lock] != cell.threads) {
             ++left_out;
             continue;
         }
         // Two appends, not "\n" + ...: GCC 12 -O3 warns (-Wrestrict) falsely on that.
         out += '\n';
-        out += sampling::render_annotation(cell, *run.sampling, top_functions, detail);
+        out += attribution::render_annotation(cell, *run.sampling, top_functions, detail);
     }
     if (left_out)
         out += fmt::format(

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lockprof/sampling/annotate.hpp"
+#include "lockprof/attribution/annotate.hpp"
 
 namespace lockprof::report::html {
 
@@ -34,8 +34,8 @@ std::string footer(const std::string& lockprof_version, const std::string& git_r
 // each with the instruction before it, where skid puts a sample's cost, in address order with
 // the rows left out counted; after the note on missing line and inline information where it
 // applies.
-std::string instruction_table(const sampling::HotFunction& f, unsigned max_rows);
+std::string instruction_table(const attribution::HotFunction& f, unsigned max_rows);
 // The indices into f.instructions that instruction_table() shows, ascending.
-std::vector<std::size_t> instruction_rows(const sampling::HotFunction& f, unsigned max_rows);
+std::vector<std::size_t> instruction_rows(const attribution::HotFunction& f, unsigned max_rows);
 
 }  // namespace lockprof::report::html

@@ -414,12 +414,13 @@ std::string explanation_section(const Report& report) {
 }
 
 // A cell's hottest functions, each with its instruction table.
-std::string cell_functions(const sampling::CellAnnotation& cell, const HtmlReportOptions& options) {
+std::string cell_functions(const attribution::CellAnnotation& cell,
+                           const HtmlReportOptions& options) {
     std::string out =
         fmt::format("<h3>{} ({} samples; acquire loop {:.1f}%, whole acquire path {:.1f}%)</h3>\n",
                     escape_html(cell.lock), cell.samples, cell.acquire_loop_share * 100,
                     cell.acquire_path_share * 100);
-    if (const auto phases = sampling::describe_phases(cell); !phases.empty())
+    if (const auto phases = attribution::describe_phases(cell); !phases.empty())
         out += fmt::format("<p>Measured loop by phase (of all samples): {}</p>\n",
                            escape_html(phases));
     unsigned shown = 0;
@@ -587,7 +588,7 @@ ReportExtras with_flamegraph(analysis::ReportInputs inputs, const workload::RunR
     static_cast<analysis::ReportInputs&>(extras) = std::move(inputs);
     if (extras.stacks && run.sampling)
         extras.flamegraph_svg =
-            exporting::render_flamegraph_svg(*extras.stacks, analysis::flamegraph_options(run));
+            exporting::render_flamegraph_svg(*extras.stacks, attribution::flamegraph_options(run));
     return extras;
 }
 
@@ -642,7 +643,7 @@ std::string footer(const std::string& lockprof_version, const std::string& git_r
         escape(lockprof_version), escape(git_revision));
 }
 
-std::vector<std::size_t> instruction_rows(const sampling::HotFunction& f, unsigned max_rows) {
+std::vector<std::size_t> instruction_rows(const attribution::HotFunction& f, unsigned max_rows) {
     // The hottest rows (the acquire loop's, and any at kListingShare or more), at most
     // max_rows of them...
     std::vector<std::size_t> by_share(f.instructions.size());
@@ -654,7 +655,7 @@ std::vector<std::size_t> instruction_rows(const sampling::HotFunction& f, unsign
     for (const std::size_t i : by_share) {
         if (kept.size() >= max_rows) break;
         const auto& ins = f.instructions[i];
-        if (ins.in_acquire_loop || ins.share >= sampling::kListingShare) kept.insert(i);
+        if (ins.in_acquire_loop || ins.share >= attribution::kListingShare) kept.insert(i);
     }
     // ...each with the instruction before it, on which skid puts a sample's cost: the
     // `lock cmpxchg` before the hot `jne`.
@@ -664,9 +665,9 @@ std::vector<std::size_t> instruction_rows(const sampling::HotFunction& f, unsign
     return {with_context.begin(), with_context.end()};
 }
 
-std::string instruction_table(const sampling::HotFunction& f, unsigned max_rows) {
+std::string instruction_table(const attribution::HotFunction& f, unsigned max_rows) {
     std::string out;
-    if (auto note = sampling::no_line_information_note(f); !note.empty()) {
+    if (auto note = attribution::no_line_information_note(f); !note.empty()) {
         note.erase(0, note.find_first_not_of(' '));
         note.pop_back();  // the text listing's newline
         out += fmt::format("<p class=\"muted\">{}</p>\n", escape(note));

@@ -169,8 +169,8 @@ std::string symbols_section(const json& doc) {
 }
 
 // An annotation entry as the listing code holds it: the instruction's text as listed.
-sampling::HotFunction hot_function(const json& a) {
-    sampling::HotFunction f;
+attribution::HotFunction hot_function(const json& a) {
+    attribution::HotFunction f;
     f.name = str(a, "symbol");
     f.short_name = str(a, "short_name");
     f.module = str(a, "module");
@@ -178,7 +178,7 @@ sampling::HotFunction hot_function(const json& a) {
     f.loop_rule = str(a, "loop_rule");
     f.error = str(a, "error");
     for (const auto& i : a.at("instructions")) {
-        sampling::AnnotatedInstruction ai;
+        attribution::AnnotatedInstruction ai;
         ai.instruction.address = std::stoull(str(i, "address"), nullptr, 16);
         ai.instruction.mnemonic = str(i, "listing");
         ai.share = num(i, "share");

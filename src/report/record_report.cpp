@@ -41,7 +41,7 @@ json counters_json(const std::vector<profiling::CounterReading>& readings) {
                   {"enabled_ns", c.enabled_ns},
                   {"running_ns", c.running_ns},
                   {"counted", c.running_ns > 0}};
-        if (auto v = analysis::scaled_value(c)) j["value"] = *v;
+        if (auto v = profiling::scaled_value(c)) j["value"] = *v;
         out.push_back(std::move(j));
     }
     return out;
@@ -298,7 +298,7 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
         if (p.samples > 0 && listing_top > 0) {
             out += fmt::format("\nAnnotation: the hottest functions ({})\n", s.precise_note);
             for (std::size_t i = 0; i < p.annotated.size() && i < listing_top; ++i)
-                out += sampling::render_function_listing(p.annotated[i], "hottest loop");
+                out += attribution::render_function_listing(p.annotated[i], "hottest loop");
         }
         out += fmt::format("\nSpin locks ({}): {}\n", spin_view_scope(p.spin), spin_sentence(p));
         for (const auto& sym : p.spin.symbols)
@@ -309,7 +309,7 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
                                i.share_of_spin * 100, i.address, i.text, i.symbol);
         for (std::size_t i = listing_top; i < p.annotated.size(); ++i)
             if (p.lock_function[i])
-                out += sampling::render_function_listing(p.annotated[i], "hottest loop");
+                out += attribution::render_function_listing(p.annotated[i], "hottest loop");
     }
     if (p.spin_calls) out += render_spin(*p.spin_calls);
     if (p.instruments && r.calibration) {

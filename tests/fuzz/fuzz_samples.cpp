@@ -4,7 +4,7 @@
 // notes, the per-cell annotation and the folded stacks, resolved against no module (the input's
 // paths are never opened; no objdump runs).
 #include "fuzz_support.hpp"
-#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/attribution/run_attribution.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
@@ -14,17 +14,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const symbols::SymbolResolver resolver{std::vector<profiling::MappedModule>{}};
     fuzz::refusals_only([&] {
         workload::RunResult run = report::result_from_text(fuzz::text(data, size), "fuzz");
-        (void)analysis::loss_notes(run);
-        if (!run.sampling || !analysis::has_raw_samples(run)) return;
+        (void)attribution::loss_notes(run);
+        if (!run.sampling || !attribution::has_raw_samples(run)) return;
         run.sampling->modules.clear();
-        sampling::AnnotateOptions options;
+        attribution::AnnotateOptions options;
         options.objdump = "/nonexistent/objdump";
-        analysis::Attribution attribution;
-        attribution.cells = analysis::annotate(run, resolver, options);
+        attribution::RunAttribution attribution;
+        attribution.cells = attribution::annotate_cells(run, resolver, options);
         fuzz::check(attribution.cells.size() == run.cells.size(), "one annotation per cell");
-        const sampling::Leaf leaves[] = {sampling::Leaf::function, sampling::Leaf::phase,
-                                         sampling::Leaf::instruction};
-        const auto stacks = analysis::folded_stacks(run, attribution, leaves[size % 3]);
+        const attribution::Leaf leaves[] = {attribution::Leaf::function, attribution::Leaf::phase,
+                                            attribution::Leaf::instruction};
+        const auto stacks = attribution::folded_stacks(run, attribution, leaves[size % 3]);
         std::uint64_t sum = 0;
         for (const auto& [stack, weight] : stacks.stacks())
             fuzz::check(!__builtin_add_overflow(sum, weight, &sum),

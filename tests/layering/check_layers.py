@@ -8,6 +8,10 @@ headers, preprocesses `#include "lockprof/D/<a header>"` with M's include tree
 one the diagram lets M use, directly or through the modules it uses; anything else means the
 build and the document disagree.
 
+Then the samples-to-code floor (attribution/): `run`, `record` and `fold perf.data` turn
+samples into code on it, so neither perfdata nor record may reach analysis (the statistics of
+runs), and analysis holds no pprof code.
+
 usage: check_layers.py SOURCE_DIR BUILD_DIR CXX
 """
 import os
@@ -49,6 +53,20 @@ def diagram(source_dir):
     return reach
 
 
+def floor_failures(source_dir, reach):
+    failures = []
+    for m in ("perfdata", "record"):
+        if "analysis" in reach.get(m, set()):
+            failures.append(f"{m} reaches analysis: samples become code on attribution/, below "
+                            "analysis")
+    for folder in (os.path.join("src", "analysis"), os.path.join("include", "lockprof", "analysis")):
+        for name in sorted(os.listdir(os.path.join(source_dir, folder))):
+            text = open(os.path.join(source_dir, folder, name), encoding="utf-8").read()
+            if re.search(r'lockprof/export/pprof\.hpp|\bpprof::|PprofBuilder', text):
+                failures.append(f"{folder}/{name} holds pprof code: it belongs on attribution/")
+    return failures
+
+
 def main():
     source_dir, build_dir, cxx = sys.argv[1:4]
     reach = diagram(source_dir)
@@ -88,6 +106,7 @@ def main():
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         failures = [f for f in pool.map(check, jobs) if f]
+    failures += floor_failures(source_dir, reach)
     checked = len(jobs)
     for f in failures:
         print("LAYERING:", f)

@@ -130,7 +130,4 @@ std::vector<std::string> adaptive_notes(const std::vector<CellSummary>& summarie
 // One budget-stopped cell's line ("tas at 4 threads stayed inconclusive: ..."), "" otherwise.
 std::string adaptive_note(const CellSummary& summary);
 
-// Scales a counter reading for multiplexing; nullopt when it never ran.
-std::optional<double> scaled_value(const profiling::CounterReading& reading);
-
 }  // namespace lockprof::analysis

@@ -87,7 +87,7 @@ exporting::FoldedStacks fold(const PerfData& file, const exporting::PerfScriptOp
                              const ResolveOptions& resolve = {});
 
 // The first event's samples as a pprof profile, built as a `record`'s is
-// (analysis::PprofBuilder: locations at instruction addresses in each process's mappings,
+// (attribution::PprofBuilder: locations at instruction addresses in each process's mappings,
 // callers at their return address - 1, functions under lockprof's short names), labels process,
 // pid, tid and thread. Each process's mappings are those it had at the end of the recording;
 // its files are resolved as fold() resolves them (build ids, perf's cache).

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,15 @@ struct CounterReading {
     std::uint64_t enabled_ns = 0;  // TOTAL_TIME_ENABLED
     std::uint64_t running_ns = 0;  // TOTAL_TIME_RUNNING (0: never scheduled on a counter)
 };
+
+// A counter reading scaled for multiplexing (raw * enabled / running); nullopt when it never
+// ran.
+inline std::optional<double> scaled_value(const CounterReading& r) {
+    if (r.running_ns == 0) return std::nullopt;
+    if (r.running_ns >= r.enabled_ns) return static_cast<double>(r.raw);
+    return static_cast<double>(r.raw) *
+           (static_cast<double>(r.enabled_ns) / static_cast<double>(r.running_ns));
+}
 
 // One sample of where a worker thread was (perf_event ring buffer or the timer-signal sampler).
 // Raw and position-dependent: addresses are resolved later against SamplingInfo::modules.

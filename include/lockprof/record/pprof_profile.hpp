@@ -1,4 +1,4 @@
-// A recording's samples as a pprof profile (analysis::PprofBuilder, written by export/pprof):
+// A recording's samples as a pprof profile (attribution::PprofBuilder, written by export/pprof):
 // one address space per group of processes with identical mappings (record::Images), labels
 // process (the process's name), pid, tid and thread (the thread's name, when known).
 #pragma once

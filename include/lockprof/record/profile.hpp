@@ -19,7 +19,7 @@
 
 #include "lockprof/export/folded.hpp"
 #include "lockprof/record/recorder.hpp"
-#include "lockprof/sampling/annotate.hpp"
+#include "lockprof/attribution/annotate.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 namespace lockprof::record {
@@ -27,7 +27,7 @@ namespace lockprof::record {
 inline constexpr const char* kDefaultLockPattern = "s_lock|spin|SpinLock|pthread_spin|lock_acquire";
 
 struct ProfileOptions {
-    sampling::AnnotateOptions annotate;  // top_functions: functions annotated
+    attribution::AnnotateOptions annotate;  // top_functions: functions annotated
     std::size_t top_symbols = 15;
     std::string lock_pattern = kDefaultLockPattern;  // ECMAScript regex, searched in names
 };
@@ -102,7 +102,7 @@ struct Profile {
     std::vector<SymbolShare> hot_symbols;                      // hottest first
     // With instructions, hottest first: the top annotate.top_functions, then any others that
     // match the lock pattern; lock_function[i] says whether annotated[i] matches it.
-    std::vector<sampling::HotFunction> annotated;
+    std::vector<attribution::HotFunction> annotated;
     std::vector<bool> lock_function;
     SpinView spin;
     // The samples' time over the CPU time task_clock counted, when a clock (cpu-clock,

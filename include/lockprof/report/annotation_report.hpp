@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/attribution/run_attribution.hpp"
 #include "lockprof/workload/results.hpp"
 
 namespace lockprof::report {
@@ -13,8 +13,8 @@ namespace lockprof::report {
 // 0: none), with each cell's `top_functions` hottest functions in `detail`. The short form
 // (ListingDetail::hottest) shows each lock at its largest sampled thread count only, and says
 // how many cells it left out.
-std::string render_annotations(const workload::RunResult& run,
-                               const analysis::Attribution& attribution, unsigned top_functions,
-                               sampling::ListingDetail detail = sampling::ListingDetail::full);
+std::string render_annotations(
+    const workload::RunResult& run, const attribution::RunAttribution& attribution,
+    unsigned top_functions, attribution::ListingDetail detail = attribution::ListingDetail::full);
 
 }  // namespace lockprof::report

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/analysis/report_inputs.hpp"
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/workload/results.hpp"
 

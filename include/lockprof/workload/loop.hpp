@@ -48,7 +48,7 @@ template <bool kWrite>
 // same-line), then the busy work; a reader (kWrite false, a shared acquire of a reader-writer
 // lock) loads the lines instead. Nothing else: the trial compares line 0 with the acquires
 // afterwards (trial.cpp), which costs the loop nothing. A function of its own, always inlined,
-// so that DWARF names the phase of every instruction (sampling/phases.hpp: the flamegraph's
+// so that DWARF names the phase of every instruction (attribution/phases.hpp: the flamegraph's
 // "critical section"); the code is what it would be written inline.
 template <bool kWrite>
 [[gnu::always_inline]] inline void critical_section(std::atomic<std::uint64_t>& first,

@@ -101,10 +101,10 @@ TEST(Summary, EventsAreScaledAndNeverRunIsNotCounted) {
 
 TEST(Summary, ScaledValueIsOverflowSafe) {
     profiling::CounterReading r{"cycles", UINT64_MAX / 2, UINT64_MAX, UINT64_MAX / 4};
-    const auto v = analysis::scaled_value(r);
+    const auto v = profiling::scaled_value(r);
     ASSERT_TRUE(v.has_value());
     EXPECT_NEAR(*v / (static_cast<double>(UINT64_MAX) * 2), 1.0, 1e-9);
-    EXPECT_FALSE(analysis::scaled_value({"x", 5, 10, 0}).has_value());
+    EXPECT_FALSE(profiling::scaled_value({"x", 5, 10, 0}).has_value());
 }
 
 TEST(Summary, UnfairnessShowsInFairnessIndices) {

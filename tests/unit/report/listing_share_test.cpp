@@ -1,10 +1,10 @@
-// The text listing (sampling::render_function_listing) and the HTML report's instruction table
-// show a row from the same share of the samples up: sampling::kListingShare.
+// The text listing (attribution::render_function_listing) and the HTML report's instruction table
+// show a row from the same share of the samples up: attribution::kListingShare.
 #include <gtest/gtest.h>
 
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/report/html_report.hpp"
-#include "lockprof/sampling/annotate.hpp"
+#include "lockprof/attribution/annotate.hpp"
 #include "report/html_page.hpp"
 
 namespace lockprof::report {
@@ -12,18 +12,20 @@ namespace {
 
 // A function too long to print whole: one instruction at the threshold, one just below it,
 // far apart so that context lines around the first do not reach the second.
-sampling::HotFunction long_function() {
-    sampling::HotFunction f;
+attribution::HotFunction long_function() {
+    attribution::HotFunction f;
     f.name = f.short_name = "spin_here";
     f.module = "/bin/x";
     f.share = 1;
     for (unsigned i = 0; i < 80; ++i) {
-        sampling::AnnotatedInstruction ai;
+        attribution::AnnotatedInstruction ai;
         ai.instruction.address = 0x1000 + 4 * i;
         ai.instruction.mnemonic = "nop";
-        if (i == 10) ai.instruction.mnemonic = "at_threshold", ai.share = sampling::kListingShare;
+        if (i == 10)
+            ai.instruction.mnemonic = "at_threshold", ai.share = attribution::kListingShare;
         if (i == 60)
-            ai.instruction.mnemonic = "below_threshold", ai.share = sampling::kListingShare * 0.99;
+            ai.instruction.mnemonic = "below_threshold",
+            ai.share = attribution::kListingShare * 0.99;
         ai.weight = ai.share * 1000;
         f.instructions.push_back(ai);
     }
@@ -31,13 +33,13 @@ sampling::HotFunction long_function() {
 }
 
 TEST(ListingShare, TextListingShowsRowsFromTheThresholdUp) {
-    const std::string out = sampling::render_function_listing(long_function(), "acquire loop");
+    const std::string out = attribution::render_function_listing(long_function(), "acquire loop");
     EXPECT_NE(out.find("at_threshold"), std::string::npos) << out;
     EXPECT_EQ(out.find("below_threshold"), std::string::npos) << out;
 }
 
 // The HTML report of a one-cell run whose annotation lists `f`.
-std::string html_listing(const sampling::HotFunction& f) {
+std::string html_listing(const attribution::HotFunction& f) {
     workload::RunResult run;
     run.spec.locks = {"tas"};
     run.spec.threads = {2};
@@ -59,12 +61,12 @@ std::string html_listing(const sampling::HotFunction& f) {
     const auto summaries = analysis::summarize(run);
 
     ReportExtras extras;
-    sampling::CellAnnotation annotation;
+    attribution::CellAnnotation annotation;
     annotation.lock = "tas";
     annotation.threads = 2;
     annotation.samples = 1000;
     annotation.functions.push_back(f);
-    extras.attribution = analysis::Attribution{{annotation}, {}};
+    extras.attribution = attribution::RunAttribution{{annotation}, {}};
     return render_html_report(run, summaries, extras);
 }
 

@@ -25,7 +25,7 @@
 
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/files.hpp"
-#include "lockprof/sampling/phases.hpp"
+#include "lockprof/attribution/phases.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
 #include "support/sanitizers.hpp"
@@ -296,8 +296,8 @@ struct InlineChains {
     std::string unavailable;  // why they cannot be read here; "" when they can
 
     InlineChains() {
-        const auto here =
-            reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(&sampling::phase_name));
+        const auto here = reinterpret_cast<std::uint64_t>(
+            reinterpret_cast<const void*>(&attribution::phase_name));
         bias = resolver.resolve(here).bias;
         if (resolver.source_line(here).first.empty())
             unavailable =
@@ -305,10 +305,10 @@ struct InlineChains {
                 "told from the loop around it";
     }
     // Whether the instruction is in a lock function's inline chain, as the annotator marks the
-    // acquire loop (sampling/acquire_loop.hpp).
+    // acquire loop (attribution/acquire_loop.hpp).
     bool in_lock(const Instruction& i) const {
         for (const auto& name : resolver.inlined_at(i.address + bias))
-            if (sampling::is_lock_function(name)) return true;
+            if (attribution::is_lock_function(name)) return true;
         return false;
     }
 };

@@ -18,7 +18,7 @@
 #include "lockprof/symbols/resolver.hpp"
 #include "lockprof/workload/results.hpp"
 
-namespace lockprof::analysis {
+namespace lockprof::attribution {
 
 // True when the sampled event is a clock (cpu-clock, task-clock; the timer sampler's): sample
 // weights are then nanoseconds of CPU time, else counts of the event.
@@ -78,4 +78,4 @@ std::int64_t epoch_nanos(const std::string& timestamp_utc);
 // not sampled.
 exporting::pprof::Profile pprof_profile(const workload::RunResult& run);
 
-}  // namespace lockprof::analysis
+}  // namespace lockprof::attribution

@@ -1,7 +1,7 @@
 // The explanation's evidence from a sampled run: whether samples are read as naming the
 // instruction that caused the event (zero skid) follows what precise_ip means on the CPU that
 // ran, not the granted level alone. The folded stacks of a build without -g.
-#include "lockprof/analysis/attribution.hpp"
+#include "lockprof/analysis/report_inputs.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,7 +13,7 @@
 
 #include "lockprof/common/files.hpp"
 #include "lockprof/report/json.hpp"
-#include "lockprof/sampling/acquire_loop.hpp"
+#include "lockprof/attribution/acquire_loop.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "support/sanitizers.hpp"
 #include "support/temp_dir.hpp"
@@ -62,7 +62,7 @@ workload::RunResult read_back_without_skid(const workload::RunResult& run) {
 
 bool evidence_is_precise(const workload::RunResult& run) {
     const auto summaries = analysis::summarize(run);
-    Attribution attribution;
+    attribution::RunAttribution attribution;
     attribution.cells.resize(run.cells.size());
     attribution.cells[0].samples = 1;
     const auto evidence = gather_evidence(run, summaries, &attribution);
@@ -87,27 +87,30 @@ struct LoopAddresses {
 LoopAddresses release_test_loop_addresses(const symbols::SymbolResolver& resolver,
                                           const std::string& lock_class) {
     const auto self = std::filesystem::read_symlink("/proc/self/exe");
-    const auto here = reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(&attribute));
+    const auto here =
+        reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(&attribution::attribute));
     const std::uint64_t bias = resolver.resolve(here).bias;
     for (auto& f : symbols::function_symbols(self)) {
-        if (!sampling::is_measured_loop(f.name) || f.name.find("Verifying<") != std::string::npos ||
+        if (!attribution::is_measured_loop(f.name) ||
+            f.name.find("Verifying<") != std::string::npos ||
             f.name.find("::" + lock_class + "<") == std::string::npos ||
             f.name.find(", false>(") == std::string::npos)
             continue;
-        sampling::HotFunction loop;
+        attribution::HotFunction loop;
         loop.name = f.name;
         LoopAddresses out;
         for (const auto& insn :
              symbols::Disassembler().disassemble(self, f.address, f.address + f.size)) {
-            sampling::AnnotatedInstruction ai;
+            attribution::AnnotatedInstruction ai;
             ai.instruction = insn;
             const auto chain = resolver.inlined_at(insn.address + bias);
-            for (const auto& name : chain) ai.in_lock |= sampling::is_lock_function(name);
-            if (!out.in_release && sampling::loop_phase(chain) == sampling::LoopPhase::release)
+            for (const auto& name : chain) ai.in_lock |= attribution::is_lock_function(name);
+            if (!out.in_release &&
+                attribution::loop_phase(chain) == attribution::LoopPhase::release)
                 out.in_release = insn.address + bias;
             loop.instructions.push_back(ai);
         }
-        sampling::mark_acquire_loop(loop);
+        attribution::mark_acquire_loop(loop);
         for (const auto& ai : loop.instructions)
             if (ai.in_acquire_loop && (!out.in_acquire_loop || ai.instruction.is_atomic()))
                 out.in_acquire_loop = ai.instruction.address + bias;
@@ -183,11 +186,11 @@ TEST(FoldedStacks, WithoutDebugInformationTheAcquireLoopIsStillALeaf) {
         << "the stripped copy still has line information";
 
     const auto run = release_test_run(without_dwarf, loops);
-    const auto attribution = attribute(run, {});
-    ASSERT_EQ(attribution.cells.size(), 2u);
-    EXPECT_EQ(attribution.notes, std::vector<std::string>{sampling::phases_without_lines_note()});
-    const std::string folded =
-        exporting::to_folded_text(folded_stacks(run, attribution, sampling::Leaf::phase), "");
+    const auto attributed = attribution::attribute(run, {});
+    ASSERT_EQ(attributed.cells.size(), 2u);
+    EXPECT_EQ(attributed.notes, std::vector<std::string>{attribution::phases_without_lines_note()});
+    const std::string folded = exporting::to_folded_text(
+        attribution::folded_stacks(run, attributed, attribution::Leaf::phase), "");
     for (const std::string lock : {"tas", "cas"}) {
         SCOPED_TRACE(lock);
         const std::string cell = lock + "/2t;measured_loop<" + (lock == "tas" ? "Tas" : "Cas");
@@ -198,16 +201,16 @@ TEST(FoldedStacks, WithoutDebugInformationTheAcquireLoopIsStillALeaf) {
         EXPECT_TRUE(std::regex_search(folded, acquire_loop)) << folded;
         EXPECT_TRUE(std::regex_search(folded, rest)) << folded;
     }
-    const auto& tas = attribution.cells[0];
+    const auto& tas = attributed.cells[0];
     EXPECT_TRUE(tas.phases_without_lines);
-    EXPECT_EQ(sampling::describe_phases(tas), "acquire loop 90.0%, rest of loop 10.0%");
+    EXPECT_EQ(attribution::describe_phases(tas), "acquire loop 90.0%, rest of loop 10.0%");
 
     // With -g: the full phases, as before, and nothing to say.
     const auto full_run = release_test_run(modules, loops);
-    const auto full = attribute(full_run, {});
+    const auto full = attribution::attribute(full_run, {});
     EXPECT_TRUE(full.notes.empty());
-    const std::string phased =
-        exporting::to_folded_text(folded_stacks(full_run, full, sampling::Leaf::phase), "");
+    const std::string phased = exporting::to_folded_text(
+        attribution::folded_stacks(full_run, full, attribution::Leaf::phase), "");
 #if defined(LOCKPROF_TEST_ASAN)
     // ASan's -O1 instrumented loop: its inline chains still give the acquire, but the marked
     // retry loop need not hold the instruction sampled here.

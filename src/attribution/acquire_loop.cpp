@@ -1,4 +1,4 @@
-#include "lockprof/sampling/acquire_loop.hpp"
+#include "lockprof/attribution/acquire_loop.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 
 // Named, not anonymous: unity batches (LOCKPROF_UNITY_BUILD) share one anonymous namespace.
 namespace acquire_loop_detail {
@@ -130,4 +130,4 @@ std::string mark_acquire_loop(HotFunction& function) {
     return fmt::format("{} {}", rule, fmt::join(ranges, ", "));
 }
 
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

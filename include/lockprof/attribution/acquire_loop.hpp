@@ -18,9 +18,9 @@
 #include <cstddef>
 #include <string>
 
-#include "lockprof/sampling/annotate.hpp"
+#include "lockprof/attribution/annotate.hpp"
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 
 // A fallback "loop" longer than this many instructions (branch index minus target index) is
 // the whole outer loop, not a spin.
@@ -36,4 +36,4 @@ std::string mark_acquire_loop(HotFunction& function);
 // rest of the loop (LoopPhase::rest_of_loop).
 bool measured_loop_without_lines(const HotFunction& function);
 
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

@@ -1,6 +1,6 @@
-#include "lockprof/sampling/annotate.hpp"
+#include "lockprof/attribution/annotate.hpp"
 
-#include "lockprof/sampling/acquire_loop.hpp"
+#include "lockprof/attribution/acquire_loop.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -14,7 +14,7 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/files.hpp"
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 
 // File-internal, but in a named namespace: Annotator::Impl holds a CodeCache, and GCC warns
 // (-Wsubobject-linkage) when such a type is anonymous and this file is compiled inside a unity
@@ -536,4 +536,4 @@ std::string render_function_listing(const HotFunction& f, std::string_view loop_
     return out;
 }
 
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

@@ -2,7 +2,7 @@
 // from objdump text as the annotator gets them: the DWARF rule, the no-DWARF rule (in lockprof's
 // own measured loop built without -g, without its busy work), listings without a backward
 // branch, and branches out of range.
-#include "lockprof/sampling/acquire_loop.hpp"
+#include "lockprof/attribution/acquire_loop.hpp"
 
 #include <string>
 #include <utility>
@@ -13,7 +13,7 @@
 
 #include "lockprof/symbols/disassembler.hpp"
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 namespace {
 
 struct Line {
@@ -294,4 +294,4 @@ TEST(AcquireLoop, WithoutDwarfAFallbackLoopLongerThanTheLimitIsNotMarked) {
 }
 
 }  // namespace
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

@@ -1,6 +1,6 @@
-#include "lockprof/sampling/phases.hpp"
+#include "lockprof/attribution/phases.hpp"
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 
 namespace phases_detail {
 
@@ -77,4 +77,4 @@ LoopPhase phase_at(const PhaseMap& phases, const std::string& module, std::uint6
     return insn.phase;
 }
 
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 
 enum class LoopPhase {
     none,          // not an instruction of the measured loop, or no line/inline information
@@ -67,4 +67,4 @@ using PhaseMap = std::map<std::pair<std::string, std::uint64_t>, PhasedInstructi
 // has no such instruction.
 LoopPhase phase_at(const PhaseMap& phases, const std::string& module, std::uint64_t file_address);
 
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

@@ -15,12 +15,12 @@
 #include <string_view>
 #include <vector>
 
-#include "lockprof/sampling/phases.hpp"
+#include "lockprof/attribution/phases.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
 #include "lockprof/profiling/data.hpp"
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 
 struct AnnotateOptions {
     std::string objdump;               // "" picks per binary
@@ -143,4 +143,4 @@ std::string render_hottest_rows(std::span<const HotFunction> functions);
 // `loop_name` in the legend: "acquire loop", "hottest loop"), hot parts of long functions only.
 std::string render_function_listing(const HotFunction& function, std::string_view loop_name);
 
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

@@ -1,6 +1,6 @@
-// Loop phases (sampling/phases.hpp): the rule on synthetic inline chains, and on this test
+// Loop phases (attribution/phases.hpp): the rule on synthetic inline chains, and on this test
 // binary's own measured loop, whose DWARF must name every phase the flamegraph shows.
-#include "lockprof/sampling/phases.hpp"
+#include "lockprof/attribution/phases.hpp"
 
 #include <filesystem>
 #include <map>
@@ -14,7 +14,7 @@
 #include "lockprof/symbols/resolver.hpp"
 #include "support/sanitizers.hpp"
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 namespace {
 
 using Chain = std::vector<std::string>;
@@ -118,4 +118,4 @@ TEST(LoopPhase, EveryPhaseOfTheRealLoopIsNamedByItsInlineChain) {
 }
 
 }  // namespace
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

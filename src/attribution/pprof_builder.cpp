@@ -1,4 +1,4 @@
-#include "lockprof/analysis/pprof_profile.hpp"
+#include "lockprof/attribution/pprof_builder.hpp"
 
 #include <ctime>
 
@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "lockprof/sampling/stacks.hpp"
+#include "lockprof/attribution/stacks.hpp"
 
-namespace lockprof::analysis {
+namespace lockprof::attribution {
 
 namespace pprof = exporting::pprof;
 
@@ -99,7 +99,7 @@ std::uint64_t PprofBuilder::location(std::size_t space_index, std::uint64_t addr
         loc.lines.push_back({function(where.symbol, file), line});
     } else {
         // "[postgres]", "[vdso]", "[kernel]", "[unknown]": what the folded stacks call it.
-        const std::string name = sampling::frame_name(where);
+        const std::string name = attribution::frame_name(where);
         auto [f, added] = functions_.try_emplace({name, ""}, profile_.functions.size() + 1);
         if (added) profile_.functions.push_back({f->second, name, {}, {}, 0});
         loc.lines.push_back({f->second, 0});
@@ -207,4 +207,4 @@ pprof::Profile pprof_profile(const workload::RunResult& run) {
                           epoch_nanos(run.provenance.timestamp_utc), std::move(comments));
 }
 
-}  // namespace lockprof::analysis
+}  // namespace lockprof::attribution

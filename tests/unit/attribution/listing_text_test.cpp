@@ -2,9 +2,9 @@
 // without -g says so, with what that costs.
 #include <gtest/gtest.h>
 
-#include "lockprof/sampling/annotate.hpp"
+#include "lockprof/attribution/annotate.hpp"
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 namespace {
 
 symbols::Instruction insn(std::string mnemonic, std::string operands, std::string reference) {
@@ -41,4 +41,4 @@ TEST(ListingText, AFunctionWithoutLineInformationSaysWhatThatCosts) {
 }
 
 }  // namespace
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

@@ -1,4 +1,4 @@
-// Folded-stack frames for raw samples, shared by sampled runs (analysis::folded_stacks) and
+// Folded-stack frames for raw samples, shared by sampled runs (attribution::folded_stacks) and
 // `lockprof record` (record::folded_stacks): the same names for the same code, resolved once per
 // address.
 #pragma once
@@ -10,12 +10,12 @@
 #include <utility>
 #include <vector>
 
-#include "lockprof/sampling/annotate.hpp"
-#include "lockprof/sampling/phases.hpp"
+#include "lockprof/attribution/annotate.hpp"
+#include "lockprof/attribution/phases.hpp"
 #include "lockprof/symbols/resolver.hpp"
 #include "lockprof/profiling/data.hpp"
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 
 // (module path, file address) -> mnemonic, for the instructions of annotated functions.
 using MnemonicMap = std::map<std::pair<std::string, std::uint64_t>, std::string>;
@@ -71,4 +71,4 @@ class StackFolder {
     std::unordered_map<std::uint64_t, Frame> frames_;
 };
 
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

@@ -1,9 +1,9 @@
-// The annotation's acquire path (sampling/annotate.hpp) on this test binary's own
+// The annotation's acquire path (attribution/annotate.hpp) on this test binary's own
 // measured_loop<PthreadSpinLock<...>, false>, which acquires by calling libc's
 // pthread_spin_lock through its PLT stub: samples in the stub, in libc's function and, on
 // aarch64, in the outline-atomics helper that function calls (code no symbol names in Debian's
 // stripped libc) are all acquiring.
-#include "lockprof/sampling/annotate.hpp"
+#include "lockprof/attribution/annotate.hpp"
 
 #include <dlfcn.h>
 
@@ -15,12 +15,12 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/common/files.hpp"
-#include "lockprof/sampling/phases.hpp"
+#include "lockprof/attribution/phases.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
 #include "support/sanitizers.hpp"
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 namespace {
 
 struct Code {
@@ -156,4 +156,4 @@ TEST_F(AnnotateLockCallees, UnnamedHelperTheLocksFunctionCallsIsInTheAcquirePath
 }
 
 }  // namespace
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

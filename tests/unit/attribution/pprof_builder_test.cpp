@@ -1,6 +1,6 @@
 // A sampled run as a pprof profile: samples of this test binary's own code, resolved through
 // the run's recorded mappings, encoded and decoded back with pprof's generated classes.
-#include "lockprof/analysis/pprof_profile.hpp"
+#include "lockprof/attribution/pprof_builder.hpp"
 
 #include <unistd.h>
 
@@ -23,20 +23,20 @@ extern "C" __attribute__((noinline)) int pprof_test_caller(int x) {
     return pprof_test_outer(x) + 7;
 }
 
-namespace lockprof::analysis {
+namespace lockprof::attribution {
 namespace {
 
 using exporting::pprof::test::decode;
 using exporting::pprof::test::label;
 namespace proto = exporting::pprof::test::proto;
 
-std::uint64_t address_of(int (*f)(int)) {
+std::uint64_t entry_address(int (*f)(int)) {
     return reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(f));
 }
 
 // An address of pprof_test_outer where pprof_test_inner's code sits.
 std::uint64_t inlined_address(const symbols::SymbolResolver& resolver) {
-    const auto start = address_of(&pprof_test_outer);
+    const auto start = entry_address(&pprof_test_outer);
     const auto size = resolver.resolve(start).symbol_size;
     for (std::uint64_t a = start; a < start + size; ++a)
         if (!resolver.inlined_calls(a).empty()) return a;
@@ -89,8 +89,8 @@ const proto::Location& location_of(const proto::Profile& p, std::uint64_t id) {
 
 TEST(PprofProfile, ClockSamplesWeighCpuTime) {
     const auto resolver = symbols::SymbolResolver::for_process();
-    const auto ip = address_of(&pprof_test_outer) + 2;
-    const auto caller = address_of(&pprof_test_caller) + 8;  // a return address
+    const auto ip = entry_address(&pprof_test_outer) + 2;
+    const auto caller = entry_address(&pprof_test_caller) + 8;  // a return address
     const auto p = decode(
         exporting::pprof::encode_pprof(pprof_profile(sampled_run("cpu-clock", {ip, ip}, caller))));
     const auto& s = p.string_table();
@@ -161,13 +161,13 @@ TEST(PprofProfile, InlinedCodeHasALineRecordPerFunction) {
     EXPECT_TRUE(s[inner.system_name()].starts_with("pprof_test_inner")) << s[inner.system_name()];
     EXPECT_EQ(s[outer.name()], "pprof_test_outer");
     EXPECT_EQ(loc.line(1).line(), kInnerCallLine);
-    EXPECT_EQ(std::filesystem::path(s[outer.filename()]).filename(), "pprof_profile_test.cpp");
+    EXPECT_EQ(std::filesystem::path(s[outer.filename()]).filename(), "pprof_builder_test.cpp");
     EXPECT_GT(loc.line(0).line(), 0);
     EXPECT_LT(loc.line(0).line(), kInnerCallLine);
 }
 
 TEST(PprofProfile, HardwareEventsGetTheirOwnSampleTypeAndAShareOfCpuTime) {
-    const auto ip = address_of(&pprof_test_outer) + 2;
+    const auto ip = entry_address(&pprof_test_outer) + 2;
     const auto p = decode(
         exporting::pprof::encode_pprof(pprof_profile(sampled_run("cycles", {ip, ip, ip}, 0))));
     const auto& s = p.string_table();
@@ -205,4 +205,4 @@ TEST(EpochNanos, ParsesProvenanceTimestamps) {
 }
 
 }  // namespace
-}  // namespace lockprof::analysis
+}  // namespace lockprof::attribution

@@ -1,4 +1,4 @@
-#include "lockprof/sampling/stacks.hpp"
+#include "lockprof/attribution/stacks.hpp"
 
 #include <sys/mman.h>
 
@@ -20,7 +20,7 @@ extern "C" __attribute__((noinline)) int stacks_test_caller(int x) {
     return stacks_test_callee(x) + 1;
 }
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 namespace {
 
 std::uint64_t address_of(int (*f)(int)) {
@@ -123,4 +123,4 @@ TEST(StackFolder, MeasuredLoopFramesAreFollowedByTheirPhase) {
 }
 
 }  // namespace
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution

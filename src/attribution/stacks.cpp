@@ -1,10 +1,10 @@
-#include "lockprof/sampling/stacks.hpp"
+#include "lockprof/attribution/stacks.hpp"
 
 #include <filesystem>
 
 #include <fmt/format.h>
 
-namespace lockprof::sampling {
+namespace lockprof::attribution {
 
 MnemonicMap mnemonics_of(const std::vector<HotFunction>& functions) {
     MnemonicMap out;
@@ -88,4 +88,4 @@ std::vector<std::string> StackFolder::frames(std::string root, const profiling::
     return out;
 }
 
-}  // namespace lockprof::sampling
+}  // namespace lockprof::attribution
