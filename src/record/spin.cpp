@@ -198,95 +198,104 @@ std::optional<std::string> read_mapped_string(const std::vector<profiling::Mappe
     return std::nullopt;
 }
 
-SpinProfile analyse_spin(
-    const SpinRecording& recording,
-    const std::function<const symbols::SymbolResolver*(std::uint32_t)>& resolver_of_pid) {
-    SpinProfile out;
-    out.searched = recording.searched;
-    out.stack_size = recording.stack_size;
-    out.stacks_seen = recording.stacks_seen;
+namespace {
+
+using ResolverOf = std::function<const symbols::SymbolResolver*(std::uint32_t)>;
+
+// One call site's entries as they are counted.
+struct SiteTally {
+    SpinSite site;
+    std::map<std::uint64_t, std::uint64_t> locks;  // address -> entries
+    std::set<std::uint32_t> pids;
+    std::map<std::vector<std::string>, std::uint64_t> stacks;  // frames -> samples
+};
+using SiteTallies = std::map<std::string, SiteTally>;  // by describe_site()'s key
+
+std::vector<SpinFunction> probed_functions(const SpinRecording& recording) {
+    std::vector<SpinFunction> out;
     for (std::size_t i = 0; i < recording.probes.size(); ++i) {
         SpinFunction f;
         f.function = recording.probes[i].function;
         f.path = recording.probes[i].path;
         f.refused = recording.probes[i].refused;
         if (i < recording.kernel_entries.size()) f.kernel_entries = recording.kernel_entries[i];
-        out.functions.push_back(std::move(f));
+        out.push_back(std::move(f));
     }
+    return out;
+}
 
-    // Each thread's hits in time order (a command's per-CPU buffers interleave).
+// Each thread's hits in time order (a command's per-CPU buffers interleave).
+std::vector<const SpinHit*> hits_by_thread(const SpinRecording& recording) {
     std::vector<const SpinHit*> hits;
     for (const auto& h : recording.hits) hits.push_back(&h);
     std::stable_sort(hits.begin(), hits.end(), [](const SpinHit* a, const SpinHit* b) {
         return std::tie(a->pid, a->tid, a->time_ns) < std::tie(b->pid, b->tid, b->time_ns);
     });
+    return hits;
+}
 
-    struct Site {
-        SpinSite site;
-        std::map<std::uint64_t, std::uint64_t> locks;  // address -> entries
-        std::set<std::uint32_t> pids;
-        std::map<std::vector<std::string>, std::uint64_t> stacks;  // frames -> samples
-    };
-    std::map<std::string, Site> sites;
-    auto resolver_of = [&](std::uint32_t pid) -> const symbols::SymbolResolver* {
-        return resolver_of_pid ? resolver_of_pid(pid) : nullptr;
-    };
-    // The site of an entry, and the key that groups entries of one call site.
-    auto describe = [&](const SpinHit& h) -> std::pair<std::string, SpinSite> {
-        const SpinProbe& probe = recording.probes[h.probe];
-        SpinSite s;
-        s.function = probe.function;
-        std::string key;
-        if (probe.arguments == SpinArguments::pg_s_lock && (!h.file.empty() || h.line)) {
-            s.file = h.file;
-            s.line = h.line;
-            s.caller = h.func;
-            s.site = fmt::format("{}:{} {}", base_name(h.file), h.line, h.func);
-            key = fmt::format("{}\n{}\n{}\n{}", h.probe, h.file, h.line, h.func);
-        } else if (h.return_address) {
-            const auto* resolver = resolver_of(h.pid);
-            // The call is the instruction before the return address.
-            const auto where =
-                resolver ? resolver->resolve(*h.return_address - 1) : symbols::Location{};
-            s.module = where.module;
-            s.file = where.source_file;
-            s.line = where.source_line;
-            if (where.has_symbol()) {
-                s.caller = symbols::short_name(where.symbol);
-                const std::uint64_t offset = *h.return_address - where.symbol_start;
-                s.site = s.file.empty()
-                             ? fmt::format("{}+{:#x}", s.caller, offset)
-                             : fmt::format("{}:{} {}", base_name(s.file), s.line, s.caller);
-                key = fmt::format("{}\n{}\n{}+{}", h.probe, where.module, where.symbol, offset);
-            } else {
-                const std::uint64_t address = where.module.empty()
-                                                  ? *h.return_address
-                                                  : where.file_address(*h.return_address);
-                s.site = where.module.empty()
-                             ? fmt::format("[unknown] {:#x}", address)
-                             : fmt::format("[{}]+{:#x}", base_name(where.module), address);
-                key = fmt::format("{}\n{}\n{:#x}", h.probe, where.module, address);
-            }
-        } else {
-            s.site = "[unknown caller]";
-            key = fmt::format("{}\n?", h.probe);
-        }
-        return {std::move(key), std::move(s)};
-    };
-    auto site_of = [&](const SpinHit& h) -> Site& {
-        auto [key, s] = describe(h);
-        auto [it, added] = sites.try_emplace(key);
-        if (added) it->second.site = std::move(s);
-        return it->second;
-    };
+// A site its return address names: resolved to a caller and line where symbols say.
+void describe_return_site(const SpinHit& h, const symbols::SymbolResolver* resolver,
+                          std::string& key, SpinSite& s) {
+    // The call is the instruction before the return address.
+    const auto where = resolver ? resolver->resolve(*h.return_address - 1) : symbols::Location{};
+    s.module = where.module;
+    s.file = where.source_file;
+    s.line = where.source_line;
+    if (where.has_symbol()) {
+        s.caller = symbols::short_name(where.symbol);
+        const std::uint64_t offset = *h.return_address - where.symbol_start;
+        s.site = s.file.empty() ? fmt::format("{}+{:#x}", s.caller, offset)
+                                : fmt::format("{}:{} {}", base_name(s.file), s.line, s.caller);
+        key = fmt::format("{}\n{}\n{}+{}", h.probe, where.module, where.symbol, offset);
+        return;
+    }
+    const std::uint64_t address =
+        where.module.empty() ? *h.return_address : where.file_address(*h.return_address);
+    s.site = where.module.empty() ? fmt::format("[unknown] {:#x}", address)
+                                  : fmt::format("[{}]+{:#x}", base_name(where.module), address);
+    key = fmt::format("{}\n{}\n{:#x}", h.probe, where.module, address);
+}
 
-    std::map<std::pair<std::uint32_t, std::size_t>, std::vector<std::pair<const SpinHit*, Site*>>>
+// The site of an entry, and the key that groups entries of one call site.
+std::pair<std::string, SpinSite> describe_site(const SpinRecording& recording, const SpinHit& h,
+                                               const ResolverOf& resolver_of) {
+    const SpinProbe& probe = recording.probes[h.probe];
+    SpinSite s;
+    s.function = probe.function;
+    std::string key;
+    if (probe.arguments == SpinArguments::pg_s_lock && (!h.file.empty() || h.line)) {
+        s.file = h.file;
+        s.line = h.line;
+        s.caller = h.func;
+        s.site = fmt::format("{}:{} {}", base_name(h.file), h.line, h.func);
+        key = fmt::format("{}\n{}\n{}\n{}", h.probe, h.file, h.line, h.func);
+    } else if (h.return_address) {
+        describe_return_site(h, resolver_of(h.pid), key, s);
+    } else {
+        s.site = "[unknown caller]";
+        key = fmt::format("{}\n?", h.probe);
+    }
+    return {std::move(key), std::move(s)};
+}
+
+// Each entry counted at its site, and timed by the return that pairs with it (per thread and
+// function, innermost first).
+void pair_entries_with_returns(const SpinRecording& recording,
+                               const std::vector<const SpinHit*>& hits,
+                               const ResolverOf& resolver_of, SiteTallies& sites,
+                               SpinProfile& out) {
+    std::map<std::pair<std::uint32_t, std::size_t>,
+             std::vector<std::pair<const SpinHit*, SiteTally*>>>
         open;  // (tid, probe) -> entries not yet returned, innermost last
     for (const SpinHit* h : hits) {
         if (h->is_stack) continue;  // the same calls as entries, sampled with their stacks
         const auto key = std::make_pair(h->tid, h->probe);
         if (!h->is_return) {
-            Site& site = site_of(*h);
+            auto [site_key, described] = describe_site(recording, *h, resolver_of);
+            auto [it, added] = sites.try_emplace(site_key);
+            if (added) it->second.site = std::move(described);
+            SiteTally& site = it->second;
             ++site.site.entries;
             ++site.locks[h->lock];
             site.pids.insert(h->pid);
@@ -315,13 +324,18 @@ SpinProfile analyse_spin(
             out.sleeps = out.sleeps.value_or(0) + sleeps;
         }
     }
+}
 
-    // The sampled stacks, each to the site its entry is at (a stack whose entry was not
-    // recorded, lost to a full buffer, has no site and is left out).
+// The sampled stacks, each to the site its entry is at (a stack whose entry was not recorded,
+// lost to a full buffer, has no site and is left out). Returns how many were left out.
+std::uint64_t add_sampled_stacks(const SpinRecording& recording,
+                                 const std::vector<const SpinHit*>& hits,
+                                 const ResolverOf& resolver_of, SiteTallies& sites,
+                                 SpinProfile& out) {
     std::uint64_t unmatched = 0;
     for (const SpinHit* h : hits) {
         if (!h->is_stack) continue;
-        auto it = sites.find(describe(*h).first);
+        auto it = sites.find(describe_site(recording, *h, resolver_of).first);
         if (it == sites.end()) {
             ++unmatched;
             continue;
@@ -334,7 +348,12 @@ SpinProfile analyse_spin(
         ++it->second.stacks[frames];
         ++out.stack_samples;
     }
+    return unmatched;
+}
 
+// The sites as the profile gives them: by total time, then entries.
+std::vector<SpinSite> finished_sites(SiteTallies& sites) {
+    std::vector<SpinSite> out;
     for (auto& [key, s] : sites) {
         SpinSite site = std::move(s.site);
         for (auto& [frames, samples] : s.stacks) site.stacks.push_back({frames, samples});
@@ -348,12 +367,16 @@ SpinProfile analyse_spin(
         for (std::size_t i = 0; i < locks.size() && i < kLocksKept; ++i)
             site.locks.push_back(locks[i].first);
         site.processes = s.pids.size();
-        out.sites.push_back(std::move(site));
+        out.push_back(std::move(site));
     }
-    std::stable_sort(out.sites.begin(), out.sites.end(), [](const auto& a, const auto& b) {
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
         return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.entries > b.entries;
     });
+    return out;
+}
 
+// What the figures leave out: entries not timed, records lost.
+void note_missing_records(const SpinRecording& recording, SpinProfile& out) {
     if (out.entries > out.timed)
         out.notes.push_back(fmt::format(
             "spin: {} of {} entries had not returned when the recording ended (or their return "
@@ -369,31 +392,54 @@ SpinProfile analyse_spin(
     if (recording.lost)
         out.notes.push_back(
             fmt::format("spin: {} probe records were lost (ring buffers full)", recording.lost));
-    if (recording.stack_size) {
-        std::uint64_t without_stack = 0;
-        for (const auto& site : out.sites)
-            if (site.stacks.empty() && site.timed) ++without_stack;
-        if (without_stack)
-            out.notes.push_back(fmt::format(
-                "spin: {} call site{} had no stack recorded (their stack records were lost to "
-                "full buffers): {} keep{} the caller alone in --spin-folded/--spin-flamegraph",
-                without_stack, without_stack == 1 ? "" : "s", without_stack == 1 ? "it" : "they",
-                without_stack == 1 ? "s" : ""));
-        if (recording.stacks_lost)
-            out.notes.push_back(fmt::format(
-                "spin: {} entries' stacks were lost (their buffers full); the entries are all "
-                "counted, each site's stacks are a sample of those recorded",
-                recording.stacks_lost));
-        if (unmatched)
-            out.notes.push_back(fmt::format(
-                "spin: {} stacks had no recorded entry to go with and are left out", unmatched));
-        if (recording.stacks_unwound_without_callers)
-            out.notes.push_back(
-                fmt::format("spin: {} stacks could not be unwound past the caller (no call frame "
-                            "information where they stopped, or a stack copy too short: raise "
-                            "--call-graph dwarf,SIZE)",
-                            recording.stacks_unwound_without_callers));
-    }
+}
+
+// --call-graph dwarf: what the call stacks leave out.
+void note_missing_stacks(const SpinRecording& recording, std::uint64_t unmatched,
+                         SpinProfile& out) {
+    std::uint64_t without_stack = 0;
+    for (const auto& site : out.sites)
+        if (site.stacks.empty() && site.timed) ++without_stack;
+    if (without_stack)
+        out.notes.push_back(fmt::format(
+            "spin: {} call site{} had no stack recorded (their stack records were lost to "
+            "full buffers): {} keep{} the caller alone in --spin-folded/--spin-flamegraph",
+            without_stack, without_stack == 1 ? "" : "s", without_stack == 1 ? "it" : "they",
+            without_stack == 1 ? "s" : ""));
+    if (recording.stacks_lost)
+        out.notes.push_back(fmt::format(
+            "spin: {} entries' stacks were lost (their buffers full); the entries are all "
+            "counted, each site's stacks are a sample of those recorded",
+            recording.stacks_lost));
+    if (unmatched)
+        out.notes.push_back(fmt::format(
+            "spin: {} stacks had no recorded entry to go with and are left out", unmatched));
+    if (recording.stacks_unwound_without_callers)
+        out.notes.push_back(
+            fmt::format("spin: {} stacks could not be unwound past the caller (no call frame "
+                        "information where they stopped, or a stack copy too short: raise "
+                        "--call-graph dwarf,SIZE)",
+                        recording.stacks_unwound_without_callers));
+}
+
+}  // namespace
+
+SpinProfile analyse_spin(const SpinRecording& recording, const ResolverOf& resolver_of_pid) {
+    SpinProfile out;
+    out.searched = recording.searched;
+    out.stack_size = recording.stack_size;
+    out.stacks_seen = recording.stacks_seen;
+    out.functions = probed_functions(recording);
+    const ResolverOf resolver_of = [&](std::uint32_t pid) -> const symbols::SymbolResolver* {
+        return resolver_of_pid ? resolver_of_pid(pid) : nullptr;
+    };
+    const auto hits = hits_by_thread(recording);
+    SiteTallies sites;
+    pair_entries_with_returns(recording, hits, resolver_of, sites, out);
+    const std::uint64_t unmatched = add_sampled_stacks(recording, hits, resolver_of, sites, out);
+    out.sites = finished_sites(sites);
+    note_missing_records(recording, out);
+    if (recording.stack_size) note_missing_stacks(recording, unmatched, out);
     return out;
 }
 
