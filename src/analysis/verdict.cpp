@@ -275,11 +275,11 @@ std::string outlier_text(const Effect& effect, const std::string& base_name,
 std::string method_text(const VerdictOptions& options, std::size_t family) {
     const std::size_t m = std::max<std::size_t>(family, 1);
     return fmt::format(
-        "verdicts: ratio of geometric means over trials, Welch t interval on log acquires/s at "
+        "verdicts: ratio of geometric means over trials, {} at "
         "{:g}%{}; faster/slower when the interval lies outside the {} equivalence band, "
         "equivalent when inside it, inconclusive otherwise; fewer than {} trials per side give "
         "no interval",
-        corrected_level(options.confidence, m) * 100,
+        kMethodInterval, corrected_level(options.confidence, m) * 100,
         m == 1
             ? std::string()
             : fmt::format(" (Bonferroni: {:g}% over {} comparisons)", options.confidence * 100, m),

@@ -125,6 +125,13 @@ std::string outlier_text(const Effect& effect, const std::string& base_name,
                          const std::string& other_name);
 // One sentence stating the method, level and correction, for the foot of every table.
 std::string method_text(const VerdictOptions& options, std::size_t family);
+// The method's parts as words, for outputs that state them one by one (compare's JSON "test").
+inline constexpr const char* kMethodStatistic =
+    "ratio of geometric means of acquires/s over trials, new/base";
+inline constexpr const char* kMethodInterval = "Welch t interval on log acquires/s";
+inline constexpr const char* kMethodCorrection = "Bonferroni over the cells of each comparison";
+// What compare's foot says of outliers.
+inline constexpr const char* kOutlierPolicy = "outliers (Tukey fences) are flagged and kept";
 
 // Parses "5%", "0.05" or "5" (percent) into a fraction in (0, 0.5); UsageError otherwise.
 double parse_equivalence(const std::string& text);
