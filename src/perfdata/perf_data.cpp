@@ -173,7 +173,9 @@ void name_events(const unsigned char* p, std::size_t n, std::vector<Event>& even
     std::vector<std::pair<std::string, std::vector<std::uint64_t>>> described;
     for (std::uint32_t i = 0; i < nr; ++i) {
         std::uint32_t nr_ids = 0, len = 0;
-        if (attr_size > n || off > n - attr_size - 8) break;
+        // The attribute and the two u32s after it, inside the section (n - 8 - attr_size
+        // would wrap around when the attribute leaves less than 8 bytes).
+        if (attr_size > n - 8 || off > n - 8 - attr_size) break;
         off += attr_size;
         std::memcpy(&nr_ids, p + off, 4);
         std::memcpy(&len, p + off + 4, 4);
