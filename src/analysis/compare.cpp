@@ -28,67 +28,70 @@ struct Keyed {
     bool matched = false;
 };
 
-}  // namespace
-
-std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& base,
-                                                   const workload::RunResult& other) {
+// The warnings gathered so far, and the one rule for a field whose values differ.
+struct Warnings {
     std::vector<ProvenanceWarning> out;
-    const auto& b = base.provenance;
-    const auto& o = other.provenance;
-    const auto differ = [&](const char* field, const std::string& bv, const std::string& ov,
-                            const char* why) {
+    void differ(const char* field, const std::string& bv, const std::string& ov, const char* why) {
         if (bv != ov)
             out.push_back(
                 {field, bv, ov,
                  fmt::format("{} differs (base: '{}', new: '{}'): {}", field, bv, ov, why)});
-    };
+    }
+};
 
+// The builds and the machines: assertions first, then CPU, compiler, kernel and clocks.
+void build_and_machine_warnings(const workload::Provenance& b, const workload::Provenance& o,
+                                Warnings& w) {
     // The 2020 thread's mistake comes first: it is the one that fooled people.
     if (b.assertions != o.assertions) {
         const char* which = o.assertions ? "new" : "base";
-        out.push_back({"assertions", b.assertions ? "on" : "off", o.assertions ? "on" : "off",
-                       fmt::format("assertions are ON in the {} build only: assert-enabled "
-                                   "numbers are not representative (the 2020 thread's "
-                                   "mistake); rebuild it with NDEBUG (CMAKE_BUILD_TYPE=Release "
-                                   "or RelWithDebInfo) and run again",
-                                   which)});
+        w.out.push_back({"assertions", b.assertions ? "on" : "off", o.assertions ? "on" : "off",
+                         fmt::format("assertions are ON in the {} build only: assert-enabled "
+                                     "numbers are not representative (the 2020 thread's "
+                                     "mistake); rebuild it with NDEBUG (CMAKE_BUILD_TYPE=Release "
+                                     "or RelWithDebInfo) and run again",
+                                     which)});
     } else if (b.assertions) {
-        out.push_back({"assertions", "on", "on",
-                       "assertions are ON in both builds: absolute numbers are not "
-                       "representative and the ratio may be too; rebuild with NDEBUG"});
+        w.out.push_back({"assertions", "on", "on",
+                         "assertions are ON in both builds: absolute numbers are not "
+                         "representative and the ratio may be too; rebuild with NDEBUG"});
     }
-    differ("arch", b.arch, o.arch, "different architectures cannot be compared as head vs patch");
-    differ("cpu_model", b.cpu_model, o.cpu_model,
-           "different CPUs; a ratio measures the machines, not the change");
-    differ("midr", b.midr, o.midr, "different CPU cores (MIDR)");
+    w.differ("arch", b.arch, o.arch, "different architectures cannot be compared as head vs patch");
+    w.differ("cpu_model", b.cpu_model, o.cpu_model,
+             "different CPUs; a ratio measures the machines, not the change");
+    w.differ("midr", b.midr, o.midr, "different CPU cores (MIDR)");
     if (b.arch == "aarch64" || o.arch == "aarch64")
-        differ("lse", yes_no(b.lse), yes_no(o.lse),
-               "LSE atomics change how every lock's read-modify-write executes");
+        w.differ("lse", yes_no(b.lse), yes_no(o.lse),
+                 "LSE atomics change how every lock's read-modify-write executes");
     if (b.logical_cpus != o.logical_cpus)
-        differ("logical_cpus", std::to_string(b.logical_cpus), std::to_string(o.logical_cpus),
-               "a different CPU count changes contention and oversubscription");
-    differ("compiler", b.compiler, o.compiler, "a different compiler generates different code");
-    differ("compiler_flags", b.compiler_flags, o.compiler_flags,
-           "different flags (-O level, -march) change the generated code");
-    differ("build_type", b.build_type, o.build_type, "optimisation level differs");
-    differ("lockprof_version", b.lockprof_version, o.lockprof_version,
-           "the measured loop or its accounting may have changed between versions");
-    differ("kernel", b.kernel, o.kernel, "scheduler and perf_event behaviour may differ");
-    differ("cpufreq_governor", b.cpufreq_governor.empty() ? "unknown" : b.cpufreq_governor,
-           o.cpufreq_governor.empty() ? "unknown" : o.cpufreq_governor,
-           "the frequency governor changes clock speed under load; pin it to performance");
-    differ("cpu_boost", b.cpu_boost.empty() ? "unknown" : b.cpu_boost,
-           o.cpu_boost.empty() ? "unknown" : o.cpu_boost,
-           "boost (turbo) changes clock speed with load and temperature; disable it for both");
-    differ("vm_hint", b.vm_hint.empty() ? "none" : b.vm_hint,
-           o.vm_hint.empty() ? "none" : o.vm_hint,
-           "a VM adds steal time and hides the PMU; compare bare metal with bare metal");
+        w.differ("logical_cpus", std::to_string(b.logical_cpus), std::to_string(o.logical_cpus),
+                 "a different CPU count changes contention and oversubscription");
+    w.differ("compiler", b.compiler, o.compiler, "a different compiler generates different code");
+    w.differ("compiler_flags", b.compiler_flags, o.compiler_flags,
+             "different flags (-O level, -march) change the generated code");
+    w.differ("build_type", b.build_type, o.build_type, "optimisation level differs");
+    w.differ("lockprof_version", b.lockprof_version, o.lockprof_version,
+             "the measured loop or its accounting may have changed between versions");
+    w.differ("kernel", b.kernel, o.kernel, "scheduler and perf_event behaviour may differ");
+    w.differ("cpufreq_governor", b.cpufreq_governor.empty() ? "unknown" : b.cpufreq_governor,
+             o.cpufreq_governor.empty() ? "unknown" : o.cpufreq_governor,
+             "the frequency governor changes clock speed under load; pin it to performance");
+    w.differ("cpu_boost", b.cpu_boost.empty() ? "unknown" : b.cpu_boost,
+             o.cpu_boost.empty() ? "unknown" : o.cpu_boost,
+             "boost (turbo) changes clock speed with load and temperature; disable it for both");
+    w.differ("vm_hint", b.vm_hint.empty() ? "none" : b.vm_hint,
+             o.vm_hint.empty() ? "none" : o.vm_hint,
+             "a VM adds steal time and hides the PMU; compare bare metal with bare metal");
+}
 
+// The workloads: what each thread did, where the lock sat, pinning and scheduling.
+void workload_warnings(const workload::RunResult& base, const workload::RunResult& other,
+                       Warnings& w) {
     const auto& bs = base.spec;
     const auto& os = other.spec;
     const auto workload_differs = [&](const char* field, const std::string& bv,
                                       const std::string& ov) {
-        differ(field, bv, ov, "the workloads differ, so the locks did different work");
+        w.differ(field, bv, ov, "the workloads differ, so the locks did different work");
     };
     workload_differs("workload.stop", stop_rule(bs), stop_rule(os));
     workload_differs("workload.critical_ns", std::to_string(bs.work.critical_ns),
@@ -109,11 +112,11 @@ std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& ba
     // --lock-page: the heap against a huge page, or two huge pages at different physical
     // addresses (where both runs recorded them): the lock's line is not the same line.
     const auto bp = workload::lock_placement(base), op = workload::lock_placement(other);
-    differ("workload.lock_page", workload::lock_page_name(bp.page),
-           workload::lock_page_name(op.page),
-           "the lock sat in different memory (a hugetlb page keeps it on one physical page "
-           "from run to run, the heap wherever the allocator puts it), so its cache line, and "
-           "the interconnect's home node for it, differ");
+    w.differ("workload.lock_page", workload::lock_page_name(bp.page),
+             workload::lock_page_name(op.page),
+             "the lock sat in different memory (a hugetlb page keeps it on one physical page "
+             "from run to run, the heap wherever the allocator puts it), so its cache line, and "
+             "the interconnect's home node for it, differ");
     if (bp.page == workload::LockPage::huge && op.page == workload::LockPage::huge &&
         !bp.physical_addresses.empty() && !op.physical_addresses.empty()) {
         const auto addresses = [](const workload::LockPlacement& p) {
@@ -121,9 +124,9 @@ std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& ba
             for (const auto a : p.physical_addresses) hex.push_back(fmt::format("{:#x}", a));
             return fmt::format("{}", fmt::join(hex, ","));
         };
-        differ("workload.lock_page.physical_address", addresses(bp), addresses(op),
-               "the locks sat on different physical cache lines, whose home nodes on a mesh "
-               "interconnect (and so the handoff distances) may differ");
+        w.differ("workload.lock_page.physical_address", addresses(bp), addresses(op),
+                 "the locks sat on different physical cache lines, whose home nodes on a mesh "
+                 "interconnect (and so the handoff distances) may differ");
     }
     workload_differs("workload.read_fraction", fmt::format("{:g}", bs.work.read_fraction),
                      fmt::format("{:g}", os.work.read_fraction));
@@ -134,24 +137,33 @@ std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& ba
                                           : fmt::format("{}", fmt::join(pin.cpus, ","));
     };
     workload_differs("workload.cpu_order", cpu_order(bs.pin), cpu_order(os.pin));
-    differ("workload.sched", workload::sched_policy_name(bs.sched),
-           workload::sched_policy_name(os.sched),
-           "under SCHED_FIFO nothing of normal priority preempts a lock holder or a waiter");
+    w.differ("workload.sched", workload::sched_policy_name(bs.sched),
+             workload::sched_policy_name(os.sched),
+             "under SCHED_FIFO nothing of normal priority preempts a lock holder or a waiter");
     workload_differs("workload.delay",
                      bs.delay ? std::string(arch::delay_name(*bs.delay)) : "default",
                      os.delay ? std::string(arch::delay_name(*os.delay)) : "default");
-    differ("workload.latency", yes_no(bs.latency), yes_no(os.latency),
-           "recording every acquire's latency adds work to the measured loop");
-    differ("sampling", yes_no(base.sampling.has_value()), yes_no(other.sampling.has_value()),
-           "a sampler interrupts the threads it measures");
+    w.differ("workload.latency", yes_no(bs.latency), yes_no(os.latency),
+             "recording every acquire's latency adds work to the measured loop");
+}
+
+}  // namespace
+
+std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& base,
+                                                   const workload::RunResult& other) {
+    Warnings w;
+    build_and_machine_warnings(base.provenance, other.provenance, w);
+    workload_warnings(base, other, w);
+    w.differ("sampling", yes_no(base.sampling.has_value()), yes_no(other.sampling.has_value()),
+             "a sampler interrupts the threads it measures");
     if (base.interrupted || other.interrupted)
-        out.push_back({"interrupted", yes_no(base.interrupted), yes_no(other.interrupted),
-                       fmt::format("the {} run was interrupted: only its finished trials are "
-                                   "compared",
-                                   base.interrupted && other.interrupted ? "base and the new"
-                                   : base.interrupted                    ? "base"
-                                                                         : "new")});
-    return out;
+        w.out.push_back({"interrupted", yes_no(base.interrupted), yes_no(other.interrupted),
+                         fmt::format("the {} run was interrupted: only its finished trials are "
+                                     "compared",
+                                     base.interrupted && other.interrupted ? "base and the new"
+                                     : base.interrupted                    ? "base"
+                                                                           : "new")});
+    return w.out;
 }
 
 std::string like_for_like_caveat(const workload::RunResult& base,

@@ -466,11 +466,13 @@ std::string figure_difference(const ComparedFigure& f, const PairContext& p) {
     return text;
 }
 
-// Every counted event both cells have, and the metrics derived from them, with numbers, each
-// judged by the one engine (verdict.hpp): what is faster/slower (higher or lower beyond the
-// band) explains; what is equivalent, inconclusive, from too few trials, or 0 for both is
-// quoted but does not. Events an earlier rule quoted are not repeated.
-std::vector<Claim> counted_events_rule(PairContext& p) {
+// The figures of counted_events_rule that explain nothing, quoted together by kind.
+struct QuotedFigures {
+    std::vector<std::string> zero_exclusive, zero_always, zero_plain, equivalent, open, negligible;
+};
+
+// Every counted event both cells have that no earlier rule quoted, then the derived metrics.
+std::vector<ComparedFigure> compared_figures(const PairContext& p) {
     std::vector<ComparedFigure> figures;
     for (const auto& [name, spread] : p.a.events_per_acquire) {
         if (spread.values.empty() || p.cited_events.count(name)) continue;
@@ -482,7 +484,98 @@ std::vector<Claim> counted_events_rule(PairContext& p) {
             if (mine.name == theirs.name && !mine.value.values.empty() &&
                 !theirs.value.values.empty())
                 figures.push_back({mine.label, &mine.value, &theirs.value, true, mine.percent});
+    return figures;
+}
 
+// One figure that was counted, judged by the verdict engine: a claim in `out` or a quote in
+// `lists`.
+void judge_figure(const ComparedFigure& f, const PairContext& p, std::size_t family,
+                  const std::string& band, std::vector<Claim>& out, QuotedFigures& lists) {
+    const Effect e = compare_trials(f.a->values, f.b->values, p.t.verdict, family);
+    const std::string quoted =
+        fmt::format("{}{} {} {}, {} {}", f.name, f.derived ? "" : " per acquire", p.b.lock,
+                    compared_range(f, *f.b), p.a.lock, compared_range(f, *f.a));
+    switch (e.verdict) {
+        case Verdict::faster:
+        case Verdict::slower:
+            if (!resolved_and_material(f, p)) {
+                lists.negligible.push_back(quoted);
+                break;
+            }
+            out.emplace_back(figure_difference(f, p) +
+                             fmt::format(" (interval of the ratio {}, outside the {} band)",
+                                         interval_text(e), band));
+            break;
+        case Verdict::equivalent:
+            lists.equivalent.push_back(quoted);
+            break;
+        case Verdict::inconclusive:
+            lists.open.push_back(quoted);
+            break;
+        case Verdict::too_few_trials: {
+            const std::size_t fewest = std::min(e.base_trials, e.other_trials);
+            out.emplace_back(
+                figure_difference(f, p) + fmt::format(" ({} trial{}: too few for an interval)",
+                                                      fewest, fewest == 1 ? "" : "s"),
+                false);
+            break;
+        }
+        case Verdict::no_ratio:
+            // A trial counted 0: no ratio interval; disjoint trial ranges still separate.
+            if (!ranges_overlap(*f.a, *f.b))
+                out.emplace_back(figure_difference(f, p) +
+                                 " (a trial counted 0, so no interval; the trial ranges do "
+                                 "not overlap)");
+            else
+                lists.open.push_back(quoted);
+            break;
+    }
+}
+
+// The quoted figures as claims that explain nothing, each kind in one sentence.
+void quote_figures(const QuotedFigures& lists, const PairContext& p, const std::string& band,
+                   std::vector<Claim>& out) {
+    if (!lists.equivalent.empty())
+        out.emplace_back(fmt::format("equivalent (interval inside the {} band): {}", band,
+                                     fmt::join(lists.equivalent, "; ")),
+                         false);
+    if (!lists.open.empty())
+        out.emplace_back(fmt::format("not told apart (inconclusive at these trials): {}",
+                                     fmt::join(lists.open, "; ")),
+                         false);
+    if (!lists.negligible.empty())
+        out.emplace_back(
+            fmt::format("too few or too rare to explain a throughput difference (under {} per "
+                        "acquire apart, or within the counts' own noise): {}",
+                        format_figure(p.t.min_event_difference), fmt::join(lists.negligible, "; ")),
+            false);
+    auto them = [](const std::vector<std::string>& names) {
+        return names.size() == 1 ? "it" : "them";
+    };
+    if (!lists.zero_always.empty())
+        out.emplace_back(fmt::format("counted 0 for both: {} - yet every acquire executes "
+                                     "instructions, so this PMU does not count {} here: no "
+                                     "evidence either way",
+                                     fmt::join(lists.zero_always, ", "), them(lists.zero_always)),
+                         false);
+    if (!lists.zero_exclusive.empty())
+        out.emplace_back(fmt::format("counted 0 for both: {} - yet {} and {} execute "
+                                     "store-exclusives (LL/SC code), so this PMU does not count "
+                                     "{} here: no evidence either way",
+                                     fmt::join(lists.zero_exclusive, ", "), p.b.lock, p.a.lock,
+                                     them(lists.zero_exclusive)),
+                         false);
+    if (!lists.zero_plain.empty())
+        out.emplace_back(fmt::format("counted 0 for both: {}", fmt::join(lists.zero_plain, ", ")),
+                         false);
+}
+
+// Every counted event both cells have, and the metrics derived from them, with numbers, each
+// judged by the one engine (verdict.hpp): what is faster/slower (higher or lower beyond the
+// band) explains; what is equivalent, inconclusive, from too few trials, or 0 for both is
+// quoted but does not. Events an earlier rule quoted are not repeated.
+std::vector<Claim> counted_events_rule(PairContext& p) {
+    const std::vector<ComparedFigure> figures = compared_figures(p);
     // A count of 0 for both is no evidence of sameness. Where both must have executed the
     // event (cycles; store-exclusives of LL/SC code) the PMU did not count it.
     const bool llsc = executes_exclusives(p.a) && executes_exclusives(p.b);
@@ -491,7 +584,7 @@ std::vector<Claim> counted_events_rule(PairContext& p) {
         if (!f.derived && all_zero(*f.a) && all_zero(*f.b) && llsc && is_exclusive_event(f.name) &&
             !is_failure_event(f.name))
             exclusives_uncounted = true;
-    std::vector<std::string> zero_exclusive, zero_always, zero_plain, equivalent, open, negligible;
+    QuotedFigures lists;
     std::vector<Claim> out;
     // The figures that get an interval are one Bonferroni family of their own.
     std::size_t family = 0;
@@ -500,85 +593,16 @@ std::vector<Claim> counted_events_rule(PairContext& p) {
     for (const auto& f : figures) {
         if (!f.derived && all_zero(*f.a) && all_zero(*f.b)) {
             if (always_executed(f.name))
-                zero_always.push_back(f.name);
+                lists.zero_always.push_back(f.name);
             else if (exclusives_uncounted && is_exclusive_event(f.name))
-                zero_exclusive.push_back(f.name);
+                lists.zero_exclusive.push_back(f.name);
             else
-                zero_plain.push_back(f.name);
+                lists.zero_plain.push_back(f.name);
             continue;
         }
-        const Effect e = compare_trials(f.a->values, f.b->values, p.t.verdict, family);
-        const std::string quoted =
-            fmt::format("{}{} {} {}, {} {}", f.name, f.derived ? "" : " per acquire", p.b.lock,
-                        compared_range(f, *f.b), p.a.lock, compared_range(f, *f.a));
-        switch (e.verdict) {
-            case Verdict::faster:
-            case Verdict::slower:
-                if (!resolved_and_material(f, p)) {
-                    negligible.push_back(quoted);
-                    break;
-                }
-                out.emplace_back(figure_difference(f, p) +
-                                 fmt::format(" (interval of the ratio {}, outside the {} band)",
-                                             interval_text(e), band));
-                break;
-            case Verdict::equivalent:
-                equivalent.push_back(quoted);
-                break;
-            case Verdict::inconclusive:
-                open.push_back(quoted);
-                break;
-            case Verdict::too_few_trials: {
-                const std::size_t fewest = std::min(e.base_trials, e.other_trials);
-                out.emplace_back(
-                    figure_difference(f, p) + fmt::format(" ({} trial{}: too few for an interval)",
-                                                          fewest, fewest == 1 ? "" : "s"),
-                    false);
-                break;
-            }
-            case Verdict::no_ratio:
-                // A trial counted 0: no ratio interval; disjoint trial ranges still separate.
-                if (!ranges_overlap(*f.a, *f.b))
-                    out.emplace_back(figure_difference(f, p) +
-                                     " (a trial counted 0, so no interval; the trial ranges do "
-                                     "not overlap)");
-                else
-                    open.push_back(quoted);
-                break;
-        }
+        judge_figure(f, p, family, band, out, lists);
     }
-    if (!equivalent.empty())
-        out.emplace_back(fmt::format("equivalent (interval inside the {} band): {}", band,
-                                     fmt::join(equivalent, "; ")),
-                         false);
-    if (!open.empty())
-        out.emplace_back(
-            fmt::format("not told apart (inconclusive at these trials): {}", fmt::join(open, "; ")),
-            false);
-    if (!negligible.empty())
-        out.emplace_back(
-            fmt::format("too few or too rare to explain a throughput difference (under {} per "
-                        "acquire apart, or within the counts' own noise): {}",
-                        format_figure(p.t.min_event_difference), fmt::join(negligible, "; ")),
-            false);
-    auto them = [](const std::vector<std::string>& names) {
-        return names.size() == 1 ? "it" : "them";
-    };
-    if (!zero_always.empty())
-        out.emplace_back(fmt::format("counted 0 for both: {} - yet every acquire executes "
-                                     "instructions, so this PMU does not count {} here: no "
-                                     "evidence either way",
-                                     fmt::join(zero_always, ", "), them(zero_always)),
-                         false);
-    if (!zero_exclusive.empty())
-        out.emplace_back(
-            fmt::format("counted 0 for both: {} - yet {} and {} execute "
-                        "store-exclusives (LL/SC code), so this PMU does not count "
-                        "{} here: no evidence either way",
-                        fmt::join(zero_exclusive, ", "), p.b.lock, p.a.lock, them(zero_exclusive)),
-            false);
-    if (!zero_plain.empty())
-        out.emplace_back(fmt::format("counted 0 for both: {}", fmt::join(zero_plain, ", ")), false);
+    quote_figures(lists, p, band, out);
     return out;
 }
 

@@ -21,6 +21,85 @@ namespace po = boost::program_options;
 
 namespace lockprof::cli {
 
+namespace {
+
+// --root, --weight, --event, --no-kernel-suffix and --strict as folding options.
+exporting::PerfScriptOptions fold_options(const std::string& root, const std::string& weight,
+                                          const std::string& event, const po::variables_map& vm) {
+    exporting::PerfScriptOptions fold;
+    if (root == "comm")
+        fold.root = exporting::PerfScriptOptions::Root::comm;
+    else if (root == "comm-pid")
+        fold.root = exporting::PerfScriptOptions::Root::comm_pid;
+    else if (root == "none")
+        fold.root = exporting::PerfScriptOptions::Root::none;
+    else
+        throw UsageError(fmt::format("--root '{}' is not known; use comm, comm-pid or none", root));
+    if (weight == "period")
+        fold.weight_by_period = true;
+    else if (weight != "samples")
+        throw UsageError(fmt::format("--weight '{}' is not known; use samples or period", weight));
+    fold.event = event;
+    fold.annotate_kernel = vm.count("no-kernel-suffix") == 0;
+    fold.strict = vm.count("strict") > 0;
+    return fold;
+}
+
+// Standard input, perf.data when it starts with the magic (`perf_data` then true).
+exporting::FoldedStacks fold_stdin(const std::string& name,
+                                   const exporting::PerfScriptOptions& fold,
+                                   exporting::PerfScriptReport& report, bool& perf_data) {
+    char head[8] = {};
+    std::cin.read(head, sizeof head);
+    const std::string start(head, static_cast<std::size_t>(std::cin.gcount()));
+    perf_data = perfdata::looks_like_perf_data(start);
+    if (perf_data) {
+        std::string bytes = start;
+        bytes.append(std::istreambuf_iterator<char>(std::cin), {});
+        return perfdata::fold(perfdata::PerfData::from_bytes(std::move(bytes), name), fold, report);
+    }
+    // The bytes already read, then the rest of stdin, in blocks.
+    struct Joined : std::streambuf {
+        std::streambuf* rest;
+        std::string buffer;
+        Joined(std::string first, std::streambuf* r) : rest(r), buffer(std::move(first)) {
+            setg(buffer.data(), buffer.data(), buffer.data() + buffer.size());
+        }
+        int_type underflow() override {
+            buffer.resize(1 << 16);
+            const auto n = rest->sgetn(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+            if (n <= 0) return traits_type::eof();
+            setg(buffer.data(), buffer.data(), buffer.data() + n);
+            return traits_type::to_int_type(buffer[0]);
+        }
+    } joined(start, std::cin.rdbuf());
+    std::istream in(&joined);
+    return exporting::fold_perf_script(in, name, fold, report);
+}
+
+// The file `input`, perf.data when it starts with the magic (`perf_data` then true).
+exporting::FoldedStacks fold_file(const std::string& input,
+                                  const exporting::PerfScriptOptions& fold,
+                                  exporting::PerfScriptReport& report, bool& perf_data) {
+    std::ifstream in(input, std::ios::binary);
+    if (!in)
+        throw UsageError(
+            fmt::format("cannot read '{}': {}; check the path", input, std::strerror(errno)));
+    char head[8] = {};
+    in.read(head, sizeof head);
+    perf_data = perfdata::looks_like_perf_data(
+        std::string_view(head, static_cast<std::size_t>(in.gcount())));
+    if (perf_data) {
+        in.close();
+        return perfdata::fold(perfdata::PerfData::open(input), fold, report);
+    }
+    in.clear();
+    in.seekg(0);
+    return exporting::fold_perf_script(in, input, fold, report);
+}
+
+}  // namespace
+
 int fold_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
     std::string input = "-", output = "-", root = "comm", weight = "samples", event;
     po::options_description options("fold options");
@@ -57,77 +136,15 @@ int fold_command(const std::vector<std::string>& args, const std::vector<std::st
                   << options;
         return 0;
     }
-    exporting::PerfScriptOptions fold;
-    if (root == "comm")
-        fold.root = exporting::PerfScriptOptions::Root::comm;
-    else if (root == "comm-pid")
-        fold.root = exporting::PerfScriptOptions::Root::comm_pid;
-    else if (root == "none")
-        fold.root = exporting::PerfScriptOptions::Root::none;
-    else
-        throw UsageError(fmt::format("--root '{}' is not known; use comm, comm-pid or none", root));
-    if (weight == "period")
-        fold.weight_by_period = true;
-    else if (weight != "samples")
-        throw UsageError(fmt::format("--weight '{}' is not known; use samples or period", weight));
-    fold.event = event;
-    fold.annotate_kernel = vm.count("no-kernel-suffix") == 0;
-    fold.strict = vm.count("strict") > 0;
+    const exporting::PerfScriptOptions fold = fold_options(root, weight, event, vm);
     check_output(output, "output");
 
     exporting::PerfScriptReport report;
-    exporting::FoldedStacks stacks;
     const std::string name = input == "-" ? "<stdin>" : input;
     // perf.data (its PERFILE2 magic) is read directly; anything else is perf script text.
     bool perf_data = false;
-    if (input == "-") {
-        char head[8] = {};
-        std::cin.read(head, sizeof head);
-        const std::string start(head, static_cast<std::size_t>(std::cin.gcount()));
-        perf_data = perfdata::looks_like_perf_data(start);
-        if (perf_data) {
-            std::string bytes = start;
-            bytes.append(std::istreambuf_iterator<char>(std::cin), {});
-            stacks = perfdata::fold(perfdata::PerfData::from_bytes(std::move(bytes), name), fold,
-                                    report);
-        } else {
-            // The bytes already read, then the rest of stdin, in blocks.
-            struct Joined : std::streambuf {
-                std::streambuf* rest;
-                std::string buffer;
-                Joined(std::string first, std::streambuf* r) : rest(r), buffer(std::move(first)) {
-                    setg(buffer.data(), buffer.data(), buffer.data() + buffer.size());
-                }
-                int_type underflow() override {
-                    buffer.resize(1 << 16);
-                    const auto n =
-                        rest->sgetn(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-                    if (n <= 0) return traits_type::eof();
-                    setg(buffer.data(), buffer.data(), buffer.data() + n);
-                    return traits_type::to_int_type(buffer[0]);
-                }
-            } joined(start, std::cin.rdbuf());
-            std::istream in(&joined);
-            stacks = exporting::fold_perf_script(in, name, fold, report);
-        }
-    } else {
-        std::ifstream in(input, std::ios::binary);
-        if (!in)
-            throw UsageError(
-                fmt::format("cannot read '{}': {}; check the path", input, std::strerror(errno)));
-        char head[8] = {};
-        in.read(head, sizeof head);
-        perf_data = perfdata::looks_like_perf_data(
-            std::string_view(head, static_cast<std::size_t>(in.gcount())));
-        if (perf_data) {
-            in.close();
-            stacks = perfdata::fold(perfdata::PerfData::open(input), fold, report);
-        } else {
-            in.clear();
-            in.seekg(0);
-            stacks = exporting::fold_perf_script(in, name, fold, report);
-        }
-    }
+    const exporting::FoldedStacks stacks = input == "-" ? fold_stdin(name, fold, report, perf_data)
+                                                        : fold_file(input, fold, report, perf_data);
 
     print_fold_report(report, name, event, perf_data);
 

@@ -27,7 +27,9 @@ namespace po = boost::program_options;
 
 namespace lockprof::cli {
 
-int report_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
+namespace {
+
+po::options_description report_options() {
     po::options_description o("Options");
     // clang-format off
     o.add_options()
@@ -47,6 +49,68 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
          "objdump to disassemble sampled code with (default: objdump, or "
          "aarch64-linux-gnu-objdump for aarch64 binaries)");
     // clang-format on
+    return o;
+}
+
+// A recording has one output, its HTML report.
+void write_recording_report(const nlohmann::json& recording, const po::variables_map& vm,
+                            bool text) {
+    if (text)
+        throw UsageError(
+            "report: nothing to write for a recording; give -o REPORT.html for its report");
+    if (vm.count("plot"))
+        throw UsageError(
+            "--plot: a recording has no thread counts to plot; give -o REPORT.html for its "
+            "report");
+    write_output(vm["output"].as<std::string>(),
+                 report::render_record_html(recording, vm["title"].as<std::string>()));
+}
+
+// The table and the explanation on stdout, as the run printed them.
+void print_run_text(const workload::RunResult& run,
+                    const std::vector<analysis::CellSummary>& summaries,
+                    const po::variables_map& vm) {
+    // What the run printed: the table, then the explanation from its counted evidence.
+    const auto detail = vm["verbose"].as<bool>() ? analysis::Detail::full : analysis::Detail::brief;
+    std::cout << report::render_table(run, summaries, detail);
+    analysis::ExplainThresholds thresholds;
+    thresholds.verdict = analysis::verdict_options(summaries);
+    const std::string explanation = analysis::render_explanation(
+        analysis::explain(analysis::gather_evidence(run, summaries, nullptr), thresholds), detail);
+    // As a run decides (sampling_extension.cpp): an explanation where something was counted.
+    const bool counted = std::any_of(summaries.begin(), summaries.end(),
+                                     [](const auto& s) { return !s.events.empty(); });
+    if (counted && !explanation.empty()) std::cout << "\n" << explanation;
+}
+
+// --plot's SVG and -o's HTML report of a run result.
+void write_run_report(const workload::RunResult& run,
+                      const std::vector<analysis::CellSummary>& summaries,
+                      const po::variables_map& vm, const std::string& file,
+                      const attribution::AnnotateOptions& annotate) {
+    if (vm.count("plot")) {
+        auto spec = report::scalability_plot(run, summaries);
+        spec.standalone = true;
+        write_output(vm["plot"].as<std::string>(), report::render_plot(spec));
+    }
+    if (vm.count("output")) {
+        report::HtmlReportOptions options;
+        options.title = vm["title"].as<std::string>();
+        options.source = file;
+        if (vm.count("threads")) options.annotate_threads = vm["threads"].as<unsigned>();
+        write_output(vm["output"].as<std::string>(),
+                     report::render_html_report(
+                         run, summaries,
+                         report::with_flamegraph(
+                             analysis::gather_report_inputs(run, summaries, annotate), run),
+                         options));
+    }
+}
+
+}  // namespace
+
+int report_command(const std::vector<std::string>& args, const std::vector<std::string>&) {
+    po::options_description o = report_options();
     add_binary_option(o);
     po::options_description operands;
     operands.add_options()("file", po::value<std::string>());
@@ -86,53 +150,17 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
     const std::string file = vm["file"].as<std::string>();
     const bool text = !vm.count("output") && !vm.count("plot");
     if (auto recording = report::read_recording(file)) {
-        if (text)
-            throw UsageError(
-                "report: nothing to write for a recording; give -o REPORT.html for its report");
-        if (vm.count("plot"))
-            throw UsageError(
-                "--plot: a recording has no thread counts to plot; give -o REPORT.html for its "
-                "report");
-        write_output(vm["output"].as<std::string>(),
-                     report::render_record_html(*recording, vm["title"].as<std::string>()));
+        write_recording_report(*recording, vm, text);
         return 0;
     }
     workload::RunResult run = report::read_result(file);
     use_binary_copies(vm, run);
     const auto summaries = analysis::summarize(run, verdict);
     if (text) {
-        // What the run printed: the table, then the explanation from its counted evidence.
-        const auto detail =
-            vm["verbose"].as<bool>() ? analysis::Detail::full : analysis::Detail::brief;
-        std::cout << report::render_table(run, summaries, detail);
-        analysis::ExplainThresholds thresholds;
-        thresholds.verdict = analysis::verdict_options(summaries);
-        const std::string explanation = analysis::render_explanation(
-            analysis::explain(analysis::gather_evidence(run, summaries, nullptr), thresholds),
-            detail);
-        // As a run decides (sampling_extension.cpp): an explanation where something was counted.
-        const bool counted = std::any_of(summaries.begin(), summaries.end(),
-                                         [](const auto& s) { return !s.events.empty(); });
-        if (counted && !explanation.empty()) std::cout << "\n" << explanation;
+        print_run_text(run, summaries, vm);
         return 0;
     }
-    if (vm.count("plot")) {
-        auto spec = report::scalability_plot(run, summaries);
-        spec.standalone = true;
-        write_output(vm["plot"].as<std::string>(), report::render_plot(spec));
-    }
-    if (vm.count("output")) {
-        report::HtmlReportOptions options;
-        options.title = vm["title"].as<std::string>();
-        options.source = file;
-        if (vm.count("threads")) options.annotate_threads = vm["threads"].as<unsigned>();
-        write_output(vm["output"].as<std::string>(),
-                     report::render_html_report(
-                         run, summaries,
-                         report::with_flamegraph(
-                             analysis::gather_report_inputs(run, summaries, annotate), run),
-                         options));
-    }
+    write_run_report(run, summaries, vm, file, annotate);
     return 0;
 }
 

@@ -45,6 +45,61 @@ std::string default_threads() {
     return list + std::to_string(cpus);
 }
 
+// The workload's placement, scheduling, trials and safety options.
+void add_schedule_options(po::options_description& o) {
+    // clang-format off
+    o.add_options()
+        ("pin", po::value<std::string>()->default_value("none"),
+         "thread placement: none, compact (CPUs in order), scatter (spread over packages and "
+         "cores first), or a CPU list such as 0,2,4-7")
+        ("cpu-order", po::value<std::string>(),
+         "pin worker i to the i-th CPU a text file lists (numbers separated by spaces, commas "
+         "or newlines, # comments), as lockhammer's -C: a machine's order of CPUs, kept in a "
+         "file and shared between runs. The file must list every CPU once, online, and at "
+         "least as many as the largest --threads count. Instead of --pin (it is a --pin list "
+         "read from a file, recorded as pin mode list with the file's name)")
+        ("sched", po::value<std::string>()->default_value("other"),
+         "the workers' scheduling policy: other (SCHED_OTHER, the default) or fifo "
+         "(SCHED_FIFO priority 1, so nothing of normal priority preempts a lock holder; needs "
+         "root or CAP_SYS_NICE, refused before any trial otherwise). FIFO spinners starve "
+         "other work on their CPUs: lockprof warns on a machine in use, and refuses more "
+         "threads than CPUs without --force")
+        ("force", po::bool_switch(),
+         "with --sched fifo: run more threads than CPUs anyway (a spinning FIFO waiter keeps "
+         "the holder off its CPU, so the lock livelocks until real-time throttling intervenes)")
+        ("warmup", po::value<std::string>()->default_value("0"),
+         "how long each cell's verification trial runs (e.g. 200ms): every cell first runs "
+         "one trial with the exclusion check on every acquire, unrecorded among the measured "
+         "trials, which also warms it up; without --warmup (or with the default 0, which needs "
+         "no unit) it lasts as long as a trial, at most 200 ms. A lock that claims no "
+         "exclusion (empty) only warms up, with --warmup")
+        ("trials", po::value<std::string>()->default_value("3"),
+         "repetitions of each cell; figures are medians with the trials' spread, and "
+         "comparisons with the first lock get a 95% interval and a verdict (3 or more; "
+         "5 or more for useful intervals). `auto` (with --max-time): at least 3 per cell, "
+         "then more, round-robin over the cells still unsettled, until each cell's own "
+         "interval on its acquires/s lies within the --equivalence band or the budget is "
+         "spent; cells the budget stopped are listed under the table as inconclusive")
+        ("max-time", po::value<std::string>(),
+         "with --trials auto: the time budget of the whole sweep, warm-up included (30s, 600s); "
+         "the first 3 trials of every cell always run, later ones start only within it")
+        ("equivalence", po::value<std::string>()->default_value("2%"),
+         "equivalence band of the verdicts: a ratio whose interval lies within 1 +- this is "
+         "`equivalent` (2%, 5%, 0.05)")
+        ("processes", po::value<std::string>()->default_value("1"),
+         "run the whole sweep N times, each in a fresh lockprof process, --trials trials of "
+         "every cell in each, so lock placement, page colouring and scheduling differ between "
+         "them; from 3 processes on the verdicts resample over processes (each one's trials "
+         "pooled into its geometric mean), below that over all trials, and the notes under "
+         "the table say which. Not with --trials auto or --sample")
+        ("seed", po::value<std::string>()->default_value("1"), "seed for randomised work")
+        ("latency", po::bool_switch(),
+         "record each acquire's latency with the tick counter (p50, p99, p99.9, max)")
+        ("watchdog", po::value<std::string>()->default_value("10s"),
+         "end the run with an error if no acquire completes for this long");
+    // clang-format on
+}
+
 po::options_description workload_options() {
     po::options_description o("Workload");
     // clang-format off
@@ -104,56 +159,9 @@ po::options_description workload_options() {
          "in another process, usually gets the same physical page, and so the same cache "
          "lines and home nodes; run as root and the result records the page's physical "
          "address to check. Needs huge pages reserved (sysctl -w vm.nr_hugepages=16), and is "
-         "refused before any trial when none is free")
-        ("pin", po::value<std::string>()->default_value("none"),
-         "thread placement: none, compact (CPUs in order), scatter (spread over packages and "
-         "cores first), or a CPU list such as 0,2,4-7")
-        ("cpu-order", po::value<std::string>(),
-         "pin worker i to the i-th CPU a text file lists (numbers separated by spaces, commas "
-         "or newlines, # comments), as lockhammer's -C: a machine's order of CPUs, kept in a "
-         "file and shared between runs. The file must list every CPU once, online, and at "
-         "least as many as the largest --threads count. Instead of --pin (it is a --pin list "
-         "read from a file, recorded as pin mode list with the file's name)")
-        ("sched", po::value<std::string>()->default_value("other"),
-         "the workers' scheduling policy: other (SCHED_OTHER, the default) or fifo "
-         "(SCHED_FIFO priority 1, so nothing of normal priority preempts a lock holder; needs "
-         "root or CAP_SYS_NICE, refused before any trial otherwise). FIFO spinners starve "
-         "other work on their CPUs: lockprof warns on a machine in use, and refuses more "
-         "threads than CPUs without --force")
-        ("force", po::bool_switch(),
-         "with --sched fifo: run more threads than CPUs anyway (a spinning FIFO waiter keeps "
-         "the holder off its CPU, so the lock livelocks until real-time throttling intervenes)")
-        ("warmup", po::value<std::string>()->default_value("0"),
-         "how long each cell's verification trial runs (e.g. 200ms): every cell first runs "
-         "one trial with the exclusion check on every acquire, unrecorded among the measured "
-         "trials, which also warms it up; without --warmup (or with the default 0, which needs "
-         "no unit) it lasts as long as a trial, at most 200 ms. A lock that claims no "
-         "exclusion (empty) only warms up, with --warmup")
-        ("trials", po::value<std::string>()->default_value("3"),
-         "repetitions of each cell; figures are medians with the trials' spread, and "
-         "comparisons with the first lock get a 95% interval and a verdict (3 or more; "
-         "5 or more for useful intervals). `auto` (with --max-time): at least 3 per cell, "
-         "then more, round-robin over the cells still unsettled, until each cell's own "
-         "interval on its acquires/s lies within the --equivalence band or the budget is "
-         "spent; cells the budget stopped are listed under the table as inconclusive")
-        ("max-time", po::value<std::string>(),
-         "with --trials auto: the time budget of the whole sweep, warm-up included (30s, 600s); "
-         "the first 3 trials of every cell always run, later ones start only within it")
-        ("equivalence", po::value<std::string>()->default_value("2%"),
-         "equivalence band of the verdicts: a ratio whose interval lies within 1 +- this is "
-         "`equivalent` (2%, 5%, 0.05)")
-        ("processes", po::value<std::string>()->default_value("1"),
-         "run the whole sweep N times, each in a fresh lockprof process, --trials trials of "
-         "every cell in each, so lock placement, page colouring and scheduling differ between "
-         "them; from 3 processes on the verdicts resample over processes (each one's trials "
-         "pooled into its geometric mean), below that over all trials, and the notes under "
-         "the table say which. Not with --trials auto or --sample")
-        ("seed", po::value<std::string>()->default_value("1"), "seed for randomised work")
-        ("latency", po::bool_switch(),
-         "record each acquire's latency with the tick counter (p50, p99, p99.9, max)")
-        ("watchdog", po::value<std::string>()->default_value("10s"),
-         "end the run with an error if no acquire completes for this long");
+         "refused before any trial when none is free");
     // clang-format on
+    add_schedule_options(o);
     return o;
 }
 
@@ -251,26 +259,9 @@ void work_amount(const po::variables_map& vm, const std::set<std::string>& from_
     if (use_ins) instructions = parse_count(vm[ins_key].as<std::string>(), ins_key);
 }
 
-workload::RunSpec spec_from(const po::variables_map& vm,
-                            const std::set<std::string>& from_command_line) {
-    workload::RunSpec spec;
-    spec.locks = split_list(vm["lock"].as<std::string>(), "lock");
-    spec.threads = parse_thread_list(vm["threads"].as<std::string>(), "threads");
-    if (vm.count("acquires")) {
-        spec.acquires_per_thread = parse_count(vm["acquires"].as<std::string>(), "acquires");
-        if (*spec.acquires_per_thread == 0) throw UsageError("--acquires: must be at least 1");
-    } else {
-        spec.duration_ns = parse_duration_ns(vm["duration"].as<std::string>(), "duration");
-        if (*spec.duration_ns == 0)
-            throw UsageError("--duration: must be longer than 0; try --duration=1s");
-    }
-    work_amount(vm, from_command_line, "critical", spec.work.critical_ns,
-                spec.work.critical_instructions);
-    work_amount(vm, from_command_line, "parallel", spec.work.parallel_ns,
-                spec.work.parallel_instructions);
-    workload::check_instruction_work(spec.work);
-    spec.work.shared_lines = to_unsigned(
-        parse_count(vm["shared-lines"].as<std::string>(), "shared-lines"), "shared-lines");
+// --data, --lock-page, --delay, --pin and --cpu-order: where the lock, its data and the workers
+// sit (spec.threads already set).
+void placement_from(const po::variables_map& vm, workload::RunSpec& spec) {
     const std::string data = vm["data"].as<std::string>();
     if (data == "same-line")
         spec.work.data = workload::DataPlacement::same_line;
@@ -306,16 +297,10 @@ workload::RunSpec spec_from(const po::variables_map& vm,
         spec.pin.cpus = workload::read_cpu_order(
             spec.pin.cpu_order_file, *std::max_element(spec.threads.begin(), spec.threads.end()));
     }
-    const std::string sched = vm["sched"].as<std::string>();
-    if (sched == "fifo")
-        spec.sched = workload::SchedPolicy::fifo;
-    else if (sched != "other")
-        throw UsageError(
-            fmt::format("--sched: unknown policy '{}'; choose other (the default) or fifo", sched));
-    spec.force = vm["force"].as<bool>();
-    if (spec.force && spec.sched != workload::SchedPolicy::fifo)
-        throw UsageError("--force: only with --sched fifo (it allows more threads than CPUs)");
-    spec.warmup_ns = parse_duration_ns(vm["warmup"].as<std::string>(), "warmup");
+}
+
+// --trials (a count, or auto with --max-time) and --processes.
+void trials_from(const po::variables_map& vm, workload::RunSpec& spec) {
     const std::string trials = vm["trials"].as<std::string>();
     if (trials == "auto") {
         if (!vm.count("max-time"))
@@ -349,6 +334,40 @@ workload::RunSpec spec_from(const po::variables_map& vm,
         throw UsageError(
             "--processes: not with --trials auto (the budget and the stopping rule are one "
             "process's); give a count, --trials 5 --processes 3, or drop --processes");
+}
+
+workload::RunSpec spec_from(const po::variables_map& vm,
+                            const std::set<std::string>& from_command_line) {
+    workload::RunSpec spec;
+    spec.locks = split_list(vm["lock"].as<std::string>(), "lock");
+    spec.threads = parse_thread_list(vm["threads"].as<std::string>(), "threads");
+    if (vm.count("acquires")) {
+        spec.acquires_per_thread = parse_count(vm["acquires"].as<std::string>(), "acquires");
+        if (*spec.acquires_per_thread == 0) throw UsageError("--acquires: must be at least 1");
+    } else {
+        spec.duration_ns = parse_duration_ns(vm["duration"].as<std::string>(), "duration");
+        if (*spec.duration_ns == 0)
+            throw UsageError("--duration: must be longer than 0; try --duration=1s");
+    }
+    work_amount(vm, from_command_line, "critical", spec.work.critical_ns,
+                spec.work.critical_instructions);
+    work_amount(vm, from_command_line, "parallel", spec.work.parallel_ns,
+                spec.work.parallel_instructions);
+    workload::check_instruction_work(spec.work);
+    spec.work.shared_lines = to_unsigned(
+        parse_count(vm["shared-lines"].as<std::string>(), "shared-lines"), "shared-lines");
+    placement_from(vm, spec);
+    const std::string sched = vm["sched"].as<std::string>();
+    if (sched == "fifo")
+        spec.sched = workload::SchedPolicy::fifo;
+    else if (sched != "other")
+        throw UsageError(
+            fmt::format("--sched: unknown policy '{}'; choose other (the default) or fifo", sched));
+    spec.force = vm["force"].as<bool>();
+    if (spec.force && spec.sched != workload::SchedPolicy::fifo)
+        throw UsageError("--force: only with --sched fifo (it allows more threads than CPUs)");
+    spec.warmup_ns = parse_duration_ns(vm["warmup"].as<std::string>(), "warmup");
+    trials_from(vm, spec);
     spec.seed = parse_count(vm["seed"].as<std::string>(), "seed");
     spec.latency = vm["latency"].as<bool>();
     spec.watchdog_ns = parse_duration_ns(vm["watchdog"].as<std::string>(), "watchdog");

@@ -1,6 +1,8 @@
 // A recording's HTML report, rendered from its lockprof-record JSON document with the page,
 // sections and instruction tables of the run report (html_page.hpp).
 #include <cctype>
+#include <charconv>
+#include <utility>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -26,6 +28,47 @@ std::string str(const json& j, const char* key) {
 
 double num(const json& j, const char* key) {
     return j.at(key).get<double>();
+}
+
+[[noreturn]] void incomplete(const std::string& why) {
+    throw UsageError(fmt::format(
+        "not a complete lockprof recording ({}); give the JSON `lockprof record --output` wrote",
+        why));
+}
+
+// A whole number of type T as the writer puts there (`what` names it). A real number, or one
+// outside T's range, is refused: nlohmann's own conversion is a cast, undefined behaviour out of
+// range.
+template <typename T>
+T whole_value(const json& v, const char* what) {
+    if (v.is_number_unsigned()) {
+        if (const auto n = v.get<std::uint64_t>(); std::in_range<T>(n)) return static_cast<T>(n);
+    } else if (v.is_number_integer()) {
+        if (const auto n = v.get<std::int64_t>(); std::in_range<T>(n)) return static_cast<T>(n);
+    }
+    incomplete(fmt::format("\"{}\": {} is not a whole number it can hold", what, v.dump()));
+}
+
+template <typename T>
+T whole(const json& j, const char* key) {
+    return whole_value<T>(j.at(key), key);
+}
+
+// whole(j, key), or `fallback` where j has no `key` (recordings written before it existed).
+template <typename T>
+T whole_or(const json& j, const char* key, T fallback) {
+    return j.contains(key) ? whole<T>(j, key) : fallback;
+}
+
+// An instruction's address as the writer puts it, "0x8ff73".
+std::uint64_t hex_address(const std::string& text) {
+    const std::string_view digits = std::string_view(text).substr(text.starts_with("0x") ? 2 : 0);
+    std::uint64_t address = 0;
+    const auto [end, error] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), address, 16);
+    if (digits.empty() || error != std::errc() || end != digits.data() + digits.size())
+        incomplete(fmt::format("\"address\": \"{}\" is not a hex address", text));
+    return address;
 }
 
 std::string percent(double share) {
@@ -60,8 +103,11 @@ std::string target_text(const json& target) {
         std::vector<std::string> words = target.at("command").get<std::vector<std::string>>();
         return fmt::format("command: {}", fmt::join(words, " "));
     }
-    if (mode == "pid")
-        return fmt::format("pids: {}", fmt::join(target.at("pids").get<std::vector<long>>(), ","));
+    if (mode == "pid") {
+        std::vector<long> pids;
+        for (const auto& pid : target.at("pids")) pids.push_back(whole_value<long>(pid, "pids"));
+        return fmt::format("pids: {}", fmt::join(pids, ","));
+    }
     return fmt::format("processes named '{}'", str(target, "match"));
 }
 
@@ -80,18 +126,18 @@ std::string target_section(const json& doc) {
                         ? " (interrupted)"
                         : " (interrupted by " + str(doc, "interrupted_by") + ")";
     if (!doc.at("exit_status").is_null())
-        recorded += fmt::format("; exit status {}", doc.at("exit_status").get<int>());
+        recorded += fmt::format("; exit status {}", whole<int>(doc, "exit_status"));
     out += prov_row("recorded", recorded);
     // Recordings written before the calibration have no "instrument_cost".
     if (doc.contains("instrument_cost") && !doc.at("instrument_cost").is_null())
         out += prov_row("instruments' cost", str(doc.at("instrument_cost"), "summary"));
     out += prov_row("CPU", fmt::format("{}, {} logical CPUs", str(p, "cpu_model"),
-                                       p.at("logical_cpus").get<unsigned>()));
+                                       whole<unsigned>(p, "logical_cpus")));
     out += prov_row("architecture", str(p, "arch"));
     out += prov_row("VM hint", p.at("vm_hint").get<std::string>().empty() ? "none detected"
                                                                           : str(p, "vm_hint"));
     out += prov_row("kernel", str(p, "kernel"));
-    const int paranoid = p.at("perf_event_paranoid").get<int>();
+    const int paranoid = whole<int>(p, "perf_event_paranoid");
     out +=
         prov_row("perf_event_paranoid", paranoid == -99 ? "unreadable" : std::to_string(paranoid));
     out += prov_row("lockprof",
@@ -115,7 +161,7 @@ std::string counters_section(const json& doc) {
     for (const auto& proc : doc.at("processes")) {
         if (proc.at("counters").empty()) continue;
         std::vector<std::string> cells{
-            std::to_string(proc.at("pid").get<long>()),
+            std::to_string(whole<long>(proc, "pid")),
             escape(str(proc, "comm") + (proc.at("exited").get<bool>() ? " (exited)" : "")),
             proc.contains("inherited_counters") ? "all"
                                                 : std::to_string(proc.at("threads").size())};
@@ -137,20 +183,20 @@ std::string symbols_section(const json& doc) {
     if (s.is_null())
         return "<p class=\"muted\">The recording was not sampled; record with "
                "<code>--sample</code> to see the hottest symbols.</p>\n";
-    const auto samples = s.at("samples").get<std::uint64_t>();
-    const auto frequency = s.at("frequency").get<std::uint64_t>();
+    const auto samples = whole<std::uint64_t>(s, "samples");
+    const auto frequency = whole<std::uint64_t>(s, "frequency");
     std::string out = fmt::format(
         "<p>{} samples of {} ({}), {} lost{}.</p>\n", samples, escape(str(s, "event")),
         frequency ? fmt::format("{} Hz", frequency)
-                  : fmt::format("every {}", s.at("period").get<std::uint64_t>()),
-        s.at("lost").get<std::uint64_t>(),
+                  : fmt::format("every {}", whole<std::uint64_t>(s, "period")),
+        whole<std::uint64_t>(s, "lost"),
         s.at("event_note").get<std::string>().empty() ? "" : "; " + escape(str(s, "event_note")));
     // Recordings written before --call-graph existed took frame-pointer stacks.
     profiling::SamplingInfo stacks;
     stacks.call_graph = s.value("call_graph", std::string("fp"));
-    stacks.stack_size = s.value("stack_size", std::uint32_t{0});
-    stacks.unwound = s.value("unwound", std::uint64_t{0});
-    stacks.unwound_without_callers = s.value("unwound_without_callers", std::uint64_t{0});
+    stacks.stack_size = whole_or(s, "stack_size", std::uint32_t{0});
+    stacks.unwound = whole_or(s, "unwound", std::uint64_t{0});
+    stacks.unwound_without_callers = whole_or(s, "unwound_without_callers", std::uint64_t{0});
     stacks.unwind_seconds = s.value("unwind_s", 0.0);
     out += fmt::format("<p class=\"muted\">Call stacks: {}.</p>\n",
                        escape(sampling::call_graph_summary(stacks)));
@@ -159,8 +205,8 @@ std::string symbols_section(const json& doc) {
     std::string rows;
     for (const auto& sym : doc.at("hot_symbols"))
         rows +=
-            row({percent(num(sym, "share")), std::to_string(sym.at("samples").get<std::uint64_t>()),
-                 std::to_string(sym.at("processes").get<std::size_t>()),
+            row({percent(num(sym, "share")), std::to_string(whole<std::uint64_t>(sym, "samples")),
+                 std::to_string(whole<std::size_t>(sym, "processes")),
                  "<code>" + escape(str(sym, "short_name")) + "</code>",
                  escape(base_name(str(sym, "module")))});
     if (const double unresolved = num(s, "unresolved_share"); unresolved > 0)
@@ -179,7 +225,7 @@ attribution::HotFunction hot_function(const json& a) {
     f.error = str(a, "error");
     for (const auto& i : a.at("instructions")) {
         attribution::AnnotatedInstruction ai;
-        ai.instruction.address = std::stoull(str(i, "address"), nullptr, 16);
+        ai.instruction.address = hex_address(str(i, "address"));
         ai.instruction.mnemonic = str(i, "listing");
         ai.share = num(i, "share");
         ai.in_acquire_loop = i.at("in_loop").get<bool>();
@@ -229,7 +275,7 @@ std::string spin_section(const json& doc) {
         std::string rows;
         for (const auto& sym : spin.at("symbols"))
             rows += row({percent(num(sym, "share")),
-                         std::to_string(sym.at("samples").get<std::uint64_t>()),
+                         std::to_string(whole<std::uint64_t>(sym, "samples")),
                          "<code>" + escape(str(sym, "short_name")) + "</code>",
                          escape(base_name(str(sym, "module")))});
         out += table({"share", "samples", "function", "module"}, rows, 2);
@@ -256,15 +302,15 @@ std::string spin_calls_section(const json& doc) {
     std::string out =
         fmt::format("<p>Uprobes on {}: {} entries, {} in the slow path.</p>\n",
                     escape(fmt::format("{}", fmt::join(probed, ", "))),
-                    sc.at("entries").get<std::uint64_t>(), duration_text(num(sc, "total_ns")));
+                    whole<std::uint64_t>(sc, "entries"), duration_text(num(sc, "total_ns")));
     std::string rows;
     for (const auto& site : sc.at("sites")) {
-        const bool timed = site.at("timed").get<std::uint64_t>() > 0;
+        const bool timed = whole<std::uint64_t>(site, "timed") > 0;
         rows += row(
-            {std::to_string(site.at("entries").get<std::uint64_t>()),
+            {std::to_string(whole<std::uint64_t>(site, "entries")),
              duration_text(num(site, "total_ns")), timed ? duration_text(num(site, "mean_ns")) : "",
              timed ? duration_text(num(site, "max_ns")) : "",
-             std::to_string(site.at("processes").get<std::size_t>()),
+             std::to_string(whole<std::size_t>(site, "processes")),
              "<code>" + escape(str(site, "function")) + "</code>", escape(str(site, "site"))});
     }
     if (!rows.empty())
@@ -312,7 +358,7 @@ std::string render(const json& doc, const std::string& title) {
         escape(str(p, "timestamp_utc")));
     const auto& status = doc.at("exit_status");
     if (const auto failed = failed_command_sentence(
-            status.is_null() ? std::nullopt : std::optional<int>(status.get<int>()));
+            status.is_null() ? std::nullopt : std::optional<int>(whole<int>(doc, "exit_status")));
         !failed.empty()) {
         std::string sentence = failed;
         sentence[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(sentence[0])));
@@ -343,10 +389,7 @@ std::string render_record_html(const json& doc, const std::string& title) {
     try {
         return render(doc, title);
     } catch (const json::exception& e) {
-        throw UsageError(fmt::format(
-            "not a complete lockprof recording ({}); give the JSON `lockprof record --output` "
-            "wrote",
-            e.what()));
+        incomplete(e.what());
     }
 }
 

@@ -326,11 +326,19 @@ std::string render_record(const record::RecordResult& r, const record::Profile& 
     return out;
 }
 
-json record_to_json(const record::RecordResult& r, const record::Profile& p) {
+namespace {
+
+// What was recorded: a command, pids, or processes matching a name.
+json target_json(const record::RecordResult& r) {
     json target = {{"mode", record::mode_name(r.mode)}};
     if (r.mode == record::Mode::pid) target["pids"] = r.pids;
     if (r.mode == record::Mode::match) target["match"] = r.match;
     if (r.mode == record::Mode::command) target["command"] = r.command;
+    return target;
+}
+
+// Each process with its threads, their counters and its samples.
+json processes_json(const record::RecordResult& r, const record::Profile& p) {
     json processes = json::array();
     for (std::size_t i = 0; i < r.processes.size(); ++i) {
         const auto& proc = r.processes[i];
@@ -356,34 +364,24 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
         if (!proc.inherited.empty()) j["inherited_counters"] = counters_json(proc.inherited);
         processes.push_back(std::move(j));
     }
-    json doc = {{"schema", kRecordSchemaName},
-                {"version", kRecordSchemaVersion},
-                {"provenance", provenance_json(r.provenance)},
-                {"target", std::move(target)},
-                {"duration_s", r.duration_s},
-                {"interrupted", r.interrupted},
-                {"events", r.events},
-                {"processes", std::move(processes)},
-                {"totals", totals_json(p.totals)},
-                {"notes", r.notes},
-                {"warnings", p.warnings}};
-    doc["exit_status"] = r.exit_status ? json(*r.exit_status) : json(nullptr);
-    doc["interrupted_by"] = r.interrupted_by.empty() ? json(nullptr) : json(r.interrupted_by);
-    if (!r.sampling) {
-        doc["sampling"] = nullptr;
-    } else {
-        json s = sampling_json(*r.sampling);
-        s.erase("modules");
-        s["samples"] = p.samples;
-        s["lost"] = r.samples_lost;
-        s["unresolved_share"] = p.unresolved_share;
-        s["kernel"] = r.sampling->kernel;
-        s["sampled_cpu_share"] = p.sampled_cpu_share ? json(*p.sampled_cpu_share) : json(nullptr);
-        doc["sampling"] = std::move(s);
-    }
-    json hot = json::array();
-    for (const auto& sym : p.hot_symbols) hot.push_back(symbol_json(sym));
-    doc["hot_symbols"] = std::move(hot);
+    return processes;
+}
+
+// The sampling section (null when not sampled): the result file's, without the modules.
+json record_sampling_json(const record::RecordResult& r, const record::Profile& p) {
+    if (!r.sampling) return nullptr;
+    json s = sampling_json(*r.sampling);
+    s.erase("modules");
+    s["samples"] = p.samples;
+    s["lost"] = r.samples_lost;
+    s["unresolved_share"] = p.unresolved_share;
+    s["kernel"] = r.sampling->kernel;
+    s["sampled_cpu_share"] = p.sampled_cpu_share ? json(*p.sampled_cpu_share) : json(nullptr);
+    return s;
+}
+
+// The hot functions instruction by instruction.
+json annotations_json(const record::Profile& p) {
     json annotations = json::array();
     for (const auto& f : p.annotated) {
         json insns = json::array();
@@ -402,7 +400,11 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
                                {"error", f.error},
                                {"instructions", std::move(insns)}});
     }
-    doc["annotations"] = std::move(annotations);
+    return annotations;
+}
+
+// The spin-lock view: its functions and their hottest instructions.
+json spin_locks_json(const record::Profile& p) {
     json spin_symbols = json::array();
     for (const auto& sym : p.spin.symbols) spin_symbols.push_back(symbol_json(sym));
     json spin_hot = json::array();
@@ -413,93 +415,123 @@ json record_to_json(const record::RecordResult& r, const record::Profile& p) {
                             {"text", i.text},
                             {"share_of_spin", i.share_of_spin},
                             {"share", i.share}});
-    doc["spin_locks"] = {{"pattern", p.spin.pattern},
-                         {"probed_functions", p.spin.probed},
-                         {"share", p.spin.share},
-                         {"summary", spin_sentence(p)},
-                         {"symbols", std::move(spin_symbols)},
-                         {"hot_instructions", std::move(spin_hot)}};
-    doc["instrument_cost"] = nullptr;
-    if (p.instruments && r.calibration) {
-        const auto& c = *r.calibration;
-        const auto& i = *p.instruments;
-        const auto estimate = [](const std::optional<sampling::CostEstimate>& e) -> json {
-            if (!e) return nullptr;
-            return {{"ns", e->ns},
-                    {"low_ns", e->low},
-                    {"high_ns", e->high},
-                    {"rounds", e->rounds},
-                    {"measured", e->units}};
-        };
-        const auto optional = [](const std::optional<double>& v) -> json {
-            return v ? json(*v) : json(nullptr);
-        };
-        doc["instrument_cost"] = {{"calibration",
-                                   {{"probe_call", estimate(c.probe_call)},
-                                    {"sample", estimate(c.sample)},
-                                    {"sample_frequency", c.sample_frequency},
-                                    {"problems", c.problems}}},
-                                  {"probe_calls", i.probe_calls},
-                                  {"samples", i.samples},
-                                  {"probes_ns", optional(i.probes_ns)},
-                                  {"sampling_ns", optional(i.sampling_ns)},
-                                  {"target_cpu_ns", optional(i.target_cpu_ns)},
-                                  {"target_cpu_source", i.target_cpu_source},
-                                  {"share", optional(i.share)},
-                                  {"summary", instruments_sentence(c, i)},
-                                  {"warning", instruments_warning(c, i)}};
+    return {{"pattern", p.spin.pattern},
+            {"probed_functions", p.spin.probed},
+            {"share", p.spin.share},
+            {"summary", spin_sentence(p)},
+            {"symbols", std::move(spin_symbols)},
+            {"hot_instructions", std::move(spin_hot)}};
+}
+
+// The instruments' calibrated cost and their share of the targets' CPU time (null without).
+json instrument_cost_json(const record::RecordResult& r, const record::Profile& p) {
+    if (!p.instruments || !r.calibration) return nullptr;
+    const auto& c = *r.calibration;
+    const auto& i = *p.instruments;
+    const auto estimate = [](const std::optional<sampling::CostEstimate>& e) -> json {
+        if (!e) return nullptr;
+        return {{"ns", e->ns},
+                {"low_ns", e->low},
+                {"high_ns", e->high},
+                {"rounds", e->rounds},
+                {"measured", e->units}};
+    };
+    const auto optional = [](const std::optional<double>& v) -> json {
+        return v ? json(*v) : json(nullptr);
+    };
+    return {{"calibration",
+             {{"probe_call", estimate(c.probe_call)},
+              {"sample", estimate(c.sample)},
+              {"sample_frequency", c.sample_frequency},
+              {"problems", c.problems}}},
+            {"probe_calls", i.probe_calls},
+            {"samples", i.samples},
+            {"probes_ns", optional(i.probes_ns)},
+            {"sampling_ns", optional(i.sampling_ns)},
+            {"target_cpu_ns", optional(i.target_cpu_ns)},
+            {"target_cpu_source", i.target_cpu_source},
+            {"share", optional(i.share)},
+            {"summary", instruments_sentence(c, i)},
+            {"warning", instruments_warning(c, i)}};
+}
+
+// --spin's probed functions and call sites (null without --spin).
+json spin_calls_json(const record::RecordResult& r, const record::Profile& p) {
+    if (!p.spin_calls) return nullptr;
+    const auto& sc = *p.spin_calls;
+    json functions = json::array();
+    for (std::size_t i = 0; i < sc.functions.size(); ++i) {
+        const auto& f = sc.functions[i];
+        const auto& probe = r.spin->probes[i];
+        functions.push_back({{"function", f.function},
+                             {"path", f.path},
+                             {"address", fmt::format("{:#x}", probe.address)},
+                             {"file_offset", fmt::format("{:#x}", probe.file_offset)},
+                             {"entries", f.entries},
+                             {"kernel_entries", f.kernel_entries},
+                             {"refused", f.refused},
+                             {"total_ns", f.total_ns},
+                             {"sleeps", f.sleeps ? json(*f.sleeps) : json()}});
     }
-    doc["spin_calls"] = nullptr;
-    if (p.spin_calls) {
-        const auto& sc = *p.spin_calls;
-        json functions = json::array();
-        for (std::size_t i = 0; i < sc.functions.size(); ++i) {
-            const auto& f = sc.functions[i];
-            const auto& probe = r.spin->probes[i];
-            functions.push_back({{"function", f.function},
-                                 {"path", f.path},
-                                 {"address", fmt::format("{:#x}", probe.address)},
-                                 {"file_offset", fmt::format("{:#x}", probe.file_offset)},
-                                 {"entries", f.entries},
-                                 {"kernel_entries", f.kernel_entries},
-                                 {"refused", f.refused},
-                                 {"total_ns", f.total_ns},
-                                 {"sleeps", f.sleeps ? json(*f.sleeps) : json()}});
-        }
-        json sites = json::array();
-        for (const auto& site : sc.sites) {
-            json locks = json::array();
-            for (auto l : site.locks) locks.push_back(fmt::format("{:#x}", l));
-            sites.push_back({{"function", site.function},
-                             {"site", site.site},
-                             {"file", site.file},
-                             {"line", site.line},
-                             {"caller", site.caller},
-                             {"module", site.module},
-                             {"entries", site.entries},
-                             {"timed", site.timed},
-                             {"total_ns", site.total_ns},
-                             {"mean_ns", site.mean_ns},
-                             {"max_ns", site.max_ns},
-                             {"sleeps", site.sleeps ? json(*site.sleeps) : json()},
-                             {"locks", std::move(locks)},
-                             {"distinct_locks", site.distinct_locks},
-                             {"processes", site.processes},
-                             {"stacks", stacks_json(site)}});
-        }
-        doc["spin_calls"] = {{"functions", std::move(functions)},
-                             {"searched", sc.searched},
-                             {"entries", sc.entries},
-                             {"timed", sc.timed},
-                             {"total_ns", sc.total_ns},
-                             {"sleeps", sc.sleeps ? json(*sc.sleeps) : json()},
-                             {"sites", std::move(sites)},
-                             {"call_graph", sc.stack_size ? "dwarf" : "fp"},
-                             {"stack_size", sc.stack_size},
-                             {"stacks_seen", sc.stacks_seen},
-                             {"stack_samples", sc.stack_samples},
-                             {"notes", sc.notes}};
+    json sites = json::array();
+    for (const auto& site : sc.sites) {
+        json locks = json::array();
+        for (auto l : site.locks) locks.push_back(fmt::format("{:#x}", l));
+        sites.push_back({{"function", site.function},
+                         {"site", site.site},
+                         {"file", site.file},
+                         {"line", site.line},
+                         {"caller", site.caller},
+                         {"module", site.module},
+                         {"entries", site.entries},
+                         {"timed", site.timed},
+                         {"total_ns", site.total_ns},
+                         {"mean_ns", site.mean_ns},
+                         {"max_ns", site.max_ns},
+                         {"sleeps", site.sleeps ? json(*site.sleeps) : json()},
+                         {"locks", std::move(locks)},
+                         {"distinct_locks", site.distinct_locks},
+                         {"processes", site.processes},
+                         {"stacks", stacks_json(site)}});
     }
+    return {{"functions", std::move(functions)},
+            {"searched", sc.searched},
+            {"entries", sc.entries},
+            {"timed", sc.timed},
+            {"total_ns", sc.total_ns},
+            {"sleeps", sc.sleeps ? json(*sc.sleeps) : json()},
+            {"sites", std::move(sites)},
+            {"call_graph", sc.stack_size ? "dwarf" : "fp"},
+            {"stack_size", sc.stack_size},
+            {"stacks_seen", sc.stacks_seen},
+            {"stack_samples", sc.stack_samples},
+            {"notes", sc.notes}};
+}
+
+}  // namespace
+
+json record_to_json(const record::RecordResult& r, const record::Profile& p) {
+    json doc = {{"schema", kRecordSchemaName},
+                {"version", kRecordSchemaVersion},
+                {"provenance", provenance_json(r.provenance)},
+                {"target", target_json(r)},
+                {"duration_s", r.duration_s},
+                {"interrupted", r.interrupted},
+                {"events", r.events},
+                {"processes", processes_json(r, p)},
+                {"totals", totals_json(p.totals)},
+                {"notes", r.notes},
+                {"warnings", p.warnings}};
+    doc["exit_status"] = r.exit_status ? json(*r.exit_status) : json(nullptr);
+    doc["interrupted_by"] = r.interrupted_by.empty() ? json(nullptr) : json(r.interrupted_by);
+    doc["sampling"] = record_sampling_json(r, p);
+    json hot = json::array();
+    for (const auto& sym : p.hot_symbols) hot.push_back(symbol_json(sym));
+    doc["hot_symbols"] = std::move(hot);
+    doc["annotations"] = annotations_json(p);
+    doc["spin_locks"] = spin_locks_json(p);
+    doc["instrument_cost"] = instrument_cost_json(r, p);
+    doc["spin_calls"] = spin_calls_json(r, p);
     return doc;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "fuzz_support.hpp"
+#include "perf_script_options.hpp"
 #include "lockprof/export/folded.hpp"
 #include "lockprof/export/perf_script.hpp"
 
@@ -13,15 +14,7 @@ using namespace lockprof;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
-    const std::uint8_t flags = data[0];
-    exporting::PerfScriptOptions options;
-    options.root = flags % 3 == 0   ? exporting::PerfScriptOptions::Root::comm
-                   : flags % 3 == 1 ? exporting::PerfScriptOptions::Root::comm_pid
-                                    : exporting::PerfScriptOptions::Root::none;
-    options.weight_by_period = flags & 0x4;
-    options.annotate_kernel = flags & 0x8;
-    options.event = (flags & 0x30) == 0x10 ? "all" : (flags & 0x30) == 0x20 ? "cycles" : "";
-    options.strict = flags & 0x40;
+    const exporting::PerfScriptOptions options = fuzz::perf_script_options(data[0], "cycles");
     const std::string input(fuzz::text(data + 1, size - 1));
 
     exporting::PerfScriptReport report;

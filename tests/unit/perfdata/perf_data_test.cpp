@@ -275,6 +275,26 @@ TEST(PerfDataHeader, DamagedHeadersAreOneLineUsageErrors) {
     expect_usage_error(tiny_attr, "attribute section");
 }
 
+// An event description whose attribute size leaves less than its next fields in the section:
+// the names come from the section only, never from the bytes after it (a name here; past the
+// end of the file, a read out of bounds).
+TEST(PerfDataHeader, EventDescriptionIsReadFromItsSectionOnly) {
+    std::string file = perf_file(sample(1, 1, 1, {kUserMark, 0x10}), "cpu-clock:u");
+    const std::size_t table = file.size() - (40 + sizeof(perf_event_attr)) - 16;
+    std::uint64_t desc_at = 0;
+    std::memcpy(&desc_at, file.data() + table, 8);
+    ASSERT_EQ(desc_at, table + 16);
+    const std::uint64_t section_size = 16;  // nr, attr_size and 8 bytes of the attribute
+    std::memcpy(file.data() + table + 8, &section_size, 8);
+    const std::uint32_t attr_size = 12;
+    std::memcpy(file.data() + desc_at + 4, &attr_size, 4);
+    const std::uint32_t no_ids = 0, name_size = 8;  // after the section: a description
+    std::memcpy(file.data() + desc_at + 20, &no_ids, 4);
+    std::memcpy(file.data() + desc_at + 24, &name_size, 4);
+    std::memcpy(file.data() + desc_at + 28, "outside\0", 8);
+    EXPECT_EQ(PerfData::from_bytes(file, "t").events().at(0).name, "cpu-clock");
+}
+
 TEST_F(PerfDataFold, DamagedRecordsAreProblemsOrStrictErrors) {
     const std::string good = sample(1, 1, 1, {kUserMark, 0x10});
     // A record claiming more bytes than the data section has.

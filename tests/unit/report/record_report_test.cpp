@@ -201,6 +201,35 @@ TEST(RecordReport, HtmlReportRefusesAnIncompleteRecording) {
     }
 }
 
+// A recording edited by hand, or damaged, is refused with the one-line UsageError: an address
+// that is not hex (std::stoull threw std::invalid_argument, "internal error: stoull"), and a
+// number where the schema has an integer that is real or out of the integer's range (nlohmann's
+// conversion is a cast, undefined behaviour out of range). Found by fuzz_record_json.
+TEST(RecordReport, HtmlReportRefusesNumbersItCannotHold) {
+    auto r = recording();
+    r.sampling = profiling::SamplingInfo{};
+    auto p = profile_of(r);
+    attribution::HotFunction f;
+    f.name = f.short_name = "s_lock";
+    f.instructions.emplace_back();
+    p.annotated.push_back(f);
+    const json doc = record_to_json(r, p);
+    ASSERT_NO_THROW(render_record_html(doc, "t"));
+    const auto refused = [&](const json::json_pointer& where, const json& value) {
+        json edited = doc;
+        edited[where] = value;
+        EXPECT_THROW(render_record_html(edited, "t"), UsageError) << where << " = " << value;
+    };
+    refused("/annotations/0/instructions/0/address"_json_pointer, "zz");
+    refused("/annotations/0/instructions/0/address"_json_pointer, "0x1ffffffffffffffff");
+    refused("/exit_status"_json_pointer, 1e30);
+    refused("/exit_status"_json_pointer, 4294967296ull);
+    refused("/provenance/logical_cpus"_json_pointer, -1.5);
+    refused("/processes/0/pid"_json_pointer, 1e300);
+    refused("/sampling/samples"_json_pointer, -1e30);
+    refused("/sampling/stack_size"_json_pointer, 1e20);
+}
+
 }  // namespace
 }  // namespace lockprof::report
 

@@ -1,0 +1,21 @@
+// Recordings (`lockprof record --output x.json`, schema "lockprof-record", docs/record.md), as
+// `lockprof report x.json` reads them back (src/report/record_html.cpp): parsed as JSON as
+// read_recording() parses the file, then rendered by render_record_html(), which must refuse a
+// document that is not a whole recording with a UsageError, never a crash or another exception.
+#include <nlohmann/json.hpp>
+
+#include "fuzz_support.hpp"
+#include "lockprof/report/record_report.hpp"
+
+using namespace lockprof;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const auto doc = nlohmann::json::parse(fuzz::text(data, size), nullptr, false);
+    if (doc.is_discarded()) return 0;  // read_recording() leaves it to the result reader
+    fuzz::refusals_only([&] {
+        const std::string html = report::render_record_html(doc, "fuzz");
+        fuzz::check(report::is_recording(doc), "only a recording renders");
+        fuzz::check(html.ends_with("</html>\n"), "the page is whole");
+    });
+    return 0;
+}
