@@ -2,6 +2,7 @@
 // ';', a space, and a weight: "main;lock;s_lock 12". Readable by flamegraph.pl, inferno and
 // speedscope. FoldedStacks aggregates weights; parse_folded reads files with a bad-input policy
 // (report file:line, skip or fail) so users' own folded files never crash the renderer.
+// The export module's namespace is lockprof::exporting: `export` is a C++ keyword.
 #pragma once
 
 #include <cstddef>

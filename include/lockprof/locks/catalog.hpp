@@ -1,6 +1,8 @@
 // The compile-time list of every lock algorithm. Adding a lock: write its header (see tas.hpp),
 // include it here and append it to AllLocks. The runner, list-locks, the typed tests and the
-// aarch64 flavours all iterate this list.
+// aarch64 flavours all iterate this list. Entries are templates of the delay policy alone: a
+// lock with more parameters (QspinLockT's slots, OsqLockT's budget, PgSlock's release) enters
+// through an alias template of the delay (QspinLock, Pg13SlockLock).
 #pragma once
 
 #include "lockprof/locks/backoff.hpp"

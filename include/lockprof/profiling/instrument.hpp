@@ -2,7 +2,8 @@
 // samplers): the lock workload's trial threads, or anything else that runs threads. Each worker
 // thread attaches itself before the start barrier, so per-task events are opened by the thread they
 // measure (pid 0, cpu -1) and mmap of sample buffers works. None of these calls runs inside the
-// measured loop.
+// measured loop. Today only workload/trial.cpp drives it; `record` does not (it opens counters
+// and samplers on other tasks: pmu::ThreadCounters, sampling::TaskSampler).
 #pragma once
 
 #include <memory>
