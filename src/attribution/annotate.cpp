@@ -43,17 +43,6 @@ struct CodeCache {
     std::map<FunctionKey, Code> functions;
 };
 
-}  // namespace annotate_detail
-
-using annotate_detail::CodeCache;
-using annotate_detail::FunctionKey;
-
-namespace {
-
-// Functions printed whole up to this many instructions; longer ones show only the hot parts.
-constexpr std::size_t kWholeFunctionLimit = 48;
-constexpr std::size_t kContextLines = 3;
-
 // Where annotated code calls one function from (annotate(): a callee of the acquire path only).
 struct CallSites {
     bool all_acquire_path = true;    // every call site is in the acquire loop or lock()
@@ -69,6 +58,19 @@ struct CallRecord {
     bool in_path = false, in_loop = false;
     LoopPhase phase = LoopPhase::none;
 };
+
+}  // namespace annotate_detail
+
+using annotate_detail::CallRecord;
+using annotate_detail::CallSites;
+using annotate_detail::CodeCache;
+using annotate_detail::FunctionKey;
+
+namespace {
+
+// Functions printed whole up to this many instructions; longer ones show only the hot parts.
+constexpr std::size_t kWholeFunctionLimit = 48;
+constexpr std::size_t kContextLines = 3;
 
 // Code without a symbol that a call reaches (libc's outline-atomics helpers, local symbols
 // stripped) is taken to span at most this many bytes from the call's target.
@@ -173,132 +175,165 @@ Annotator::Annotator(const symbols::SymbolResolver& resolver, AnnotateOptions op
 
 Annotator::~Annotator() = default;
 
-CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*>& samples,
-                                   std::uint64_t lost) {
-    const auto& resolver = impl_->resolver;
-    const auto& options = impl_->options;
-    CellAnnotation a;
-    a.lost = lost;
+namespace annotate_detail {
+
+// A cell's samples by function: each function's weight and sampled addresses, and the weight
+// no symbol covers.
+struct SampledFunctions {
+    std::map<FunctionKey, HotFunction> functions;
+    std::map<FunctionKey, symbols::Location> location_of;
+    std::map<FunctionKey, std::vector<std::pair<std::uint64_t, double>>> ips_of;
+    std::vector<FunctionKey> order;  // heaviest first
+    double unresolved = 0;
+    std::vector<std::pair<std::uint64_t, double>> unresolved_ips;
+};
+
+// The weight of the acquire loop, the acquire path and each loop phase, summed as the
+// annotation goes.
+struct PathWeights {
+    double loop = 0, path = 0;
+    std::map<LoopPhase, double> phase;
+};
+
+// The calls found, for the acquire path's callees: each call and each function's start.
+struct CallGraph {
+    std::vector<CallRecord> calls;
+    std::vector<std::uint64_t> start_of;  // per annotated function, in CellAnnotation order
+};
+
+// Functions called only from the acquire path, and the call sites by target address.
+struct AcquireCallees {
+    std::vector<std::optional<CallSites>> of_function;  // per function, in CellAnnotation order
+    std::map<std::uint64_t, CallSites> by_target;
+};
+
+}  // namespace annotate_detail
+
+using annotate_detail::AcquireCallees;
+using annotate_detail::CallGraph;
+using annotate_detail::PathWeights;
+using annotate_detail::SampledFunctions;
+
+namespace {
+
+// Each sampled address's weight, and the cell's totals.
+std::map<std::uint64_t, double> weigh_samples(
+    const std::vector<const profiling::RawSample*>& samples, CellAnnotation& a) {
     std::map<std::uint64_t, double> weight_at;
     for (const auto* s : samples) {
         weight_at[s->ip] += static_cast<double>(s->weight);
         a.total_weight += static_cast<double>(s->weight);
         ++a.samples;
     }
-    if (a.total_weight <= 0) return a;
-    std::map<FunctionKey, HotFunction> functions;
-    std::map<FunctionKey, symbols::Location> location_of;
-    std::map<FunctionKey, std::vector<std::pair<std::uint64_t, double>>> ips_of;
-    double unresolved = 0;
-    std::vector<std::pair<std::uint64_t, double>> unresolved_ips;
+    return weight_at;
+}
+
+SampledFunctions group_by_function(const symbols::SymbolResolver& resolver,
+                                   const std::map<std::uint64_t, double>& weight_at) {
+    SampledFunctions out;
     for (const auto& [ip, weight] : weight_at) {
         const auto loc = resolver.resolve(ip);
         if (!loc.has_symbol()) {
-            unresolved += weight;
-            unresolved_ips.emplace_back(ip, weight);
+            out.unresolved += weight;
+            out.unresolved_ips.emplace_back(ip, weight);
             continue;
         }
         FunctionKey key{loc.module, loc.symbol_start};
-        auto& f = functions[key];
+        auto& f = out.functions[key];
         if (f.name.empty()) {
             f.name = loc.symbol;
             f.short_name = symbols::short_name(loc.symbol);
             f.module = loc.module;
-            location_of.emplace(key, loc);
+            out.location_of.emplace(key, loc);
         }
         f.weight += weight;
-        ips_of[key].emplace_back(ip, weight);
+        out.ips_of[key].emplace_back(ip, weight);
     }
-    a.unresolved_share = unresolved / a.total_weight;
-    std::vector<FunctionKey> order;
-    for (const auto& [key, f] : functions) order.push_back(key);
-    std::sort(order.begin(), order.end(), [&](const auto& x, const auto& y) {
-        return functions[x].weight > functions[y].weight;
+    for (const auto& [key, f] : out.functions) out.order.push_back(key);
+    std::sort(out.order.begin(), out.order.end(), [&](const auto& x, const auto& y) {
+        return out.functions[x].weight > out.functions[y].weight;
     });
-    double loop_weight = 0, path_weight = 0;
-    std::map<LoopPhase, double> phase_weight;
-    // The direct calls of the annotated functions, and each function's start.
-    std::vector<CallRecord> call_records;
-    std::vector<std::uint64_t> start_of;
-    for (std::size_t rank = 0; rank < order.size(); ++rank) {
-        HotFunction f = std::move(functions[order[rank]]);
-        f.share = f.weight / a.total_weight;
-        const bool hot = rank < options.top_functions && f.share >= options.min_function_share;
-        const bool wanted = options.always_annotate && options.always_annotate(f.name);
-        if (hot || wanted) {
-            const auto& loc = location_of.at(order[rank]);
-            const auto& code = code_for(impl_->cache, impl_->disassembler, resolver, loc);
-            f.error = code.error;
-            if (!code.missing_objdump.empty() &&
-                std::find(a.missing_objdump.begin(), a.missing_objdump.end(),
-                          code.missing_objdump) == a.missing_objdump.end())
-                a.missing_objdump.push_back(code.missing_objdump);
-            for (std::size_t i = 0; i < code.instructions.size(); ++i) {
-                AnnotatedInstruction ai;
-                ai.instruction = code.instructions[i];
-                ai.runtime_address = ai.instruction.address + loc.bias;
-                ai.in_lock = code.in_lock[i];
-                ai.phase = code.phase[i];
-                ai.source = code.source[i];
-                f.instructions.push_back(std::move(ai));
-            }
-            for (const auto& [ip, weight] : ips_of[order[rank]]) {
-                // The instruction containing ip: the last one starting at or before it.
-                auto it = std::upper_bound(f.instructions.begin(), f.instructions.end(), ip,
-                                           [](std::uint64_t v, const AnnotatedInstruction& i) {
-                                               return v < i.runtime_address;
-                                           });
-                if (it != f.instructions.begin()) std::prev(it)->weight += weight;
-            }
-            for (auto& i : f.instructions) i.share = i.weight / a.total_weight;
-            if (!f.instructions.empty()) f.loop_rule = mark_acquire_loop(f);
-            unmark_measured_loop(f);
-            const bool loop_marked = std::any_of(f.instructions.begin(), f.instructions.end(),
-                                                 [](const auto& i) { return i.in_acquire_loop; });
-            for (auto& i : f.instructions)
-                if (loop_marked && i.phase == LoopPhase::acquire)
-                    i.phase = i.in_acquire_loop ? LoopPhase::acquire_loop : LoopPhase::acquire_rest;
-            // Built without -g: no inline chains, so only the acquire loop the fallback rule
-            // marked is told apart from the rest of the loop.
-            if (measured_loop_without_lines(f)) {
-                a.phases_without_lines = true;
-                for (auto& i : f.instructions)
-                    i.phase = i.in_acquire_loop ? LoopPhase::acquire_loop : LoopPhase::rest_of_loop;
-            }
-            const std::string self = symbol_base(f.name);
-            for (const auto& i : f.instructions) {
-                if (i.phase != LoopPhase::none) phase_weight[i.phase] += i.weight;
-                if (i.in_acquire_loop) loop_weight += i.weight;
-                if (i.in_acquire_loop || i.in_lock) path_weight += i.weight;
-                if (!i.instruction.is_call()) continue;
-                CallRecord call{a.functions.size(),
-                                callee_name(i.instruction),
-                                i.instruction.branch_target
-                                    ? std::optional(*i.instruction.branch_target + loc.bias)
-                                    : std::nullopt,
-                                i.in_acquire_loop || i.in_lock,
-                                i.in_acquire_loop,
-                                i.phase};
-                // A function calling itself is no call site of its own.
-                if (call.callee != self && call.target != order[rank].start)
-                    call_records.push_back(std::move(call));
-            }
-        }
-        start_of.push_back(order[rank].start);
-        a.functions.push_back(std::move(f));
+    return out;
+}
+
+// Gives `f` its disassembly with each instruction's samples, the acquire loop and the loop
+// phases of its instructions.
+void annotate_code(HotFunction& f, const CodeCache::Code& code, const symbols::Location& loc,
+                   const std::vector<std::pair<std::uint64_t, double>>& ips, CellAnnotation& a) {
+    f.error = code.error;
+    if (!code.missing_objdump.empty() &&
+        std::find(a.missing_objdump.begin(), a.missing_objdump.end(), code.missing_objdump) ==
+            a.missing_objdump.end())
+        a.missing_objdump.push_back(code.missing_objdump);
+    for (std::size_t i = 0; i < code.instructions.size(); ++i) {
+        AnnotatedInstruction ai;
+        ai.instruction = code.instructions[i];
+        ai.runtime_address = ai.instruction.address + loc.bias;
+        ai.in_lock = code.in_lock[i];
+        ai.phase = code.phase[i];
+        ai.source = code.source[i];
+        f.instructions.push_back(std::move(ai));
     }
-    // Which functions are called only from the acquire path, by name (a call to
-    // "pthread_spin_lock@plt" reaches both the stub and libc's function) or by address (code
-    // no symbol names), and transitively: every call a callee makes is part of acquiring too
-    // (measured loop -> pthread_spin_lock -> libc's unnamed outline-atomics helper).
-    std::vector<std::optional<CallSites>> acquire_callee(a.functions.size());
+    for (const auto& [ip, weight] : ips) {
+        // The instruction containing ip: the last one starting at or before it.
+        auto it = std::upper_bound(
+            f.instructions.begin(), f.instructions.end(), ip,
+            [](std::uint64_t v, const AnnotatedInstruction& i) { return v < i.runtime_address; });
+        if (it != f.instructions.begin()) std::prev(it)->weight += weight;
+    }
+    for (auto& i : f.instructions) i.share = i.weight / a.total_weight;
+    if (!f.instructions.empty()) f.loop_rule = mark_acquire_loop(f);
+    unmark_measured_loop(f);
+    const bool loop_marked = std::any_of(f.instructions.begin(), f.instructions.end(),
+                                         [](const auto& i) { return i.in_acquire_loop; });
+    for (auto& i : f.instructions)
+        if (loop_marked && i.phase == LoopPhase::acquire)
+            i.phase = i.in_acquire_loop ? LoopPhase::acquire_loop : LoopPhase::acquire_rest;
+    // Built without -g: no inline chains, so only the acquire loop the fallback rule marked is
+    // told apart from the rest of the loop.
+    if (measured_loop_without_lines(f)) {
+        a.phases_without_lines = true;
+        for (auto& i : f.instructions)
+            i.phase = i.in_acquire_loop ? LoopPhase::acquire_loop : LoopPhase::rest_of_loop;
+    }
+}
+
+// Adds an annotated function's weights, and records its calls (the function is the
+// `caller`-th of the annotation, starting at `start`).
+void tally_function(const HotFunction& f, std::size_t caller, std::uint64_t start,
+                    std::uint64_t bias, PathWeights& weights, CallGraph& graph) {
+    const std::string self = symbol_base(f.name);
+    for (const auto& i : f.instructions) {
+        if (i.phase != LoopPhase::none) weights.phase[i.phase] += i.weight;
+        if (i.in_acquire_loop) weights.loop += i.weight;
+        if (i.in_acquire_loop || i.in_lock) weights.path += i.weight;
+        if (!i.instruction.is_call()) continue;
+        CallRecord call{caller,
+                        callee_name(i.instruction),
+                        i.instruction.branch_target
+                            ? std::optional(*i.instruction.branch_target + bias)
+                            : std::nullopt,
+                        i.in_acquire_loop || i.in_lock,
+                        i.in_acquire_loop,
+                        i.phase};
+        // A function calling itself is no call site of its own.
+        if (call.callee != self && call.target != start) graph.calls.push_back(std::move(call));
+    }
+}
+
+// Which functions are called only from the acquire path, by name (a call to
+// "pthread_spin_lock@plt" reaches both the stub and libc's function) or by address (code no
+// symbol names), and transitively: every call a callee makes is part of acquiring too
+// (measured loop -> pthread_spin_lock -> libc's unnamed outline-atomics helper).
+AcquireCallees acquire_callees(const std::vector<HotFunction>& functions, const CallGraph& graph) {
+    AcquireCallees out;
+    out.of_function.resize(functions.size());
     std::map<std::string, CallSites> by_name;
-    std::map<std::uint64_t, CallSites> by_target;
     for (int depth = 0; depth < 4; ++depth) {
         by_name.clear();
-        by_target.clear();
-        for (const auto& c : call_records) {
-            const auto& caller = acquire_callee[c.caller];
+        out.by_target.clear();
+        for (const auto& c : graph.calls) {
+            const auto& caller = out.of_function[c.caller];
             const bool in_path = caller ? true : c.in_path;
             const bool in_loop = caller ? caller->all_acquire_loop : c.in_loop;
             const LoopPhase phase = caller ? caller->phase.value_or(LoopPhase::none) : c.phase;
@@ -307,30 +342,35 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
                 note_call_site(it->second, first, in_path, in_loop, phase);
             }
             if (c.target) {
-                const auto [it, first] = by_target.try_emplace(*c.target);
+                const auto [it, first] = out.by_target.try_emplace(*c.target);
                 note_call_site(it->second, first, in_path, in_loop, phase);
             }
         }
         bool changed = false;
-        for (std::size_t k = 0; k < a.functions.size(); ++k) {
+        for (std::size_t k = 0; k < functions.size(); ++k) {
             std::optional<CallSites> sites;
-            if (auto n = by_name.find(symbol_base(a.functions[k].name)); n != by_name.end())
+            if (auto n = by_name.find(symbol_base(functions[k].name)); n != by_name.end())
                 sites = n->second;
-            else if (auto t = by_target.find(start_of[k]); t != by_target.end())
+            else if (auto t = out.by_target.find(graph.start_of[k]); t != out.by_target.end())
                 sites = t->second;
             if (sites && !sites->all_acquire_path) sites.reset();
-            changed |= sites.has_value() != acquire_callee[k].has_value();
-            acquire_callee[k] = sites;
+            changed |= sites.has_value() != out.of_function[k].has_value();
+            out.of_function[k] = sites;
         }
         if (!changed) break;
     }
-    // A function the annotated code calls only from its acquire path (an outline-atomics
-    // helper, __aarch64_cas4_acq; a lock's out-of-line slow path) is part of acquiring: its
-    // samples join the acquire path, the loop when every call is in it, and the call's phase.
-    // What of the callee is counted already (a lock function's own loop) is not added twice.
-    for (std::size_t k = 0; k < a.functions.size(); ++k) {
-        const auto& f = a.functions[k];
-        const auto& site = acquire_callee[k];
+    return out;
+}
+
+// A function the annotated code calls only from its acquire path (an outline-atomics helper,
+// __aarch64_cas4_acq; a lock's out-of-line slow path) is part of acquiring: its samples join
+// the acquire path, the loop when every call is in it, and the call's phase. What of the
+// callee is counted already (a lock function's own loop) is not added twice.
+void add_callee_weights(const std::vector<HotFunction>& functions, const AcquireCallees& callees,
+                        PathWeights& weights) {
+    for (std::size_t k = 0; k < functions.size(); ++k) {
+        const auto& f = functions[k];
+        const auto& site = callees.of_function[k];
         if (!site) continue;
         double counted_path = 0, counted_loop = 0, counted_phase = 0;
         for (const auto& i : f.instructions) {
@@ -338,30 +378,69 @@ CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*
             if (i.in_acquire_loop) counted_loop += i.weight;
             if (i.phase != LoopPhase::none) counted_phase += i.weight;
         }
-        path_weight += f.weight - counted_path;
-        if (site->all_acquire_loop) loop_weight += f.weight - counted_loop;
-        if (site->phase) phase_weight[*site->phase] += f.weight - counted_phase;
+        weights.path += f.weight - counted_path;
+        if (site->all_acquire_loop) weights.loop += f.weight - counted_loop;
+        if (site->phase) weights.phase[*site->phase] += f.weight - counted_phase;
     }
-    // Samples no symbol covers, just past the target of a call from the acquire path, in code
-    // no symbol names either: that callee's.
-    for (const auto& [ip, weight] : unresolved_ips) {
-        auto t = by_target.upper_bound(ip);
-        if (t == by_target.begin()) continue;
+}
+
+// Samples no symbol covers, just past the target of a call from the acquire path, in code no
+// symbol names either: that callee's.
+void add_unnamed_callee_weights(const symbols::SymbolResolver& resolver,
+                                const SampledFunctions& sampled, const AcquireCallees& callees,
+                                PathWeights& weights, CellAnnotation& a) {
+    for (const auto& [ip, weight] : sampled.unresolved_ips) {
+        auto t = callees.by_target.upper_bound(ip);
+        if (t == callees.by_target.begin()) continue;
         --t;
         if (ip - t->first >= kUnnamedCalleeSpan || !t->second.all_acquire_path) continue;
         const auto at = resolver.resolve(t->first);
         if (at.has_symbol() || at.module.empty() || at.module != resolver.resolve(ip).module)
             continue;
         a.unnamed_acquire_share += weight / a.total_weight;
-        path_weight += weight;
-        if (t->second.all_acquire_loop) loop_weight += weight;
-        if (t->second.phase) phase_weight[*t->second.phase] += weight;
+        weights.path += weight;
+        if (t->second.all_acquire_loop) weights.loop += weight;
+        if (t->second.phase) weights.phase[*t->second.phase] += weight;
     }
-    a.acquire_loop_share = loop_weight / a.total_weight;
-    a.acquire_path_share = path_weight / a.total_weight;
-    if (!phase_weight.empty())
+}
+
+}  // namespace
+
+CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*>& samples,
+                                   std::uint64_t lost) {
+    const auto& resolver = impl_->resolver;
+    const auto& options = impl_->options;
+    CellAnnotation a;
+    a.lost = lost;
+    const auto weight_at = weigh_samples(samples, a);
+    if (a.total_weight <= 0) return a;
+    SampledFunctions sampled = group_by_function(resolver, weight_at);
+    a.unresolved_share = sampled.unresolved / a.total_weight;
+    PathWeights weights;
+    CallGraph graph;
+    for (std::size_t rank = 0; rank < sampled.order.size(); ++rank) {
+        const FunctionKey& key = sampled.order[rank];
+        HotFunction f = std::move(sampled.functions[key]);
+        f.share = f.weight / a.total_weight;
+        const bool hot = rank < options.top_functions && f.share >= options.min_function_share;
+        const bool wanted = options.always_annotate && options.always_annotate(f.name);
+        if (hot || wanted) {
+            const auto& loc = sampled.location_of.at(key);
+            annotate_code(f, code_for(impl_->cache, impl_->disassembler, resolver, loc), loc,
+                          sampled.ips_of[key], a);
+            tally_function(f, a.functions.size(), key.start, loc.bias, weights, graph);
+        }
+        graph.start_of.push_back(key.start);
+        a.functions.push_back(std::move(f));
+    }
+    const AcquireCallees callees = acquire_callees(a.functions, graph);
+    add_callee_weights(a.functions, callees, weights);
+    add_unnamed_callee_weights(resolver, sampled, callees, weights, a);
+    a.acquire_loop_share = weights.loop / a.total_weight;
+    a.acquire_path_share = weights.path / a.total_weight;
+    if (!weights.phase.empty())
         for (const LoopPhase phase : kLoopPhases)
-            a.phase_shares.emplace_back(phase, phase_weight[phase] / a.total_weight);
+            a.phase_shares.emplace_back(phase, weights.phase[phase] / a.total_weight);
     return a;
 }
 
