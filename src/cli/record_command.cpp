@@ -118,7 +118,7 @@ po::options_description record_options(const SamplingOptions& sampling,
     po::options_description outputs("Outputs");
     outputs.add_options()
         ("output,o", po::value<std::string>(),
-         "write everything as JSON (schema lockprof-record, docs/record.md)")
+         "write everything as JSON (schema lockprof.record, docs/record.md)")
         ("report", po::value<std::string>(),
          "write the HTML report: targets, counters, hottest symbols, annotation, the spin-lock "
          "view (docs/reports.md); `lockprof report` of --output's file writes the same page");

@@ -1,4 +1,4 @@
-// A recording's HTML report, rendered from its lockprof-record JSON document with the page,
+// A recording's HTML report, rendered from its lockprof.record JSON document with the page,
 // sections and instruction tables of the run report (html_page.hpp).
 #include <cctype>
 #include <charconv>
@@ -325,12 +325,16 @@ std::string spin_calls_section(const json& doc) {
 
 std::string render(const json& doc, const std::string& title) {
     if (!is_recording(doc))
-        throw UsageError("not a `lockprof record` recording (no \"schema\": \"lockprof-record\")");
-    if (!doc.contains("version") || doc["version"] != kRecordSchemaVersion)
+        throw UsageError("not a `lockprof record` recording (no \"schema\": \"lockprof.record\")");
+    // Version 1 named its version "version"; its content is version 2's.
+    const bool v1 = doc["schema"] == kRecordSchemaNameV1;
+    const char* version_key = v1 ? "version" : "schema_version";
+    const int expected = v1 ? 1 : kRecordSchemaVersion;
+    if (!doc.contains(version_key) || doc[version_key] != expected)
         throw UsageError(fmt::format(
             "recording schema version {} is not supported (this lockprof reads version {}); use "
             "the lockprof version that wrote it",
-            doc.contains("version") ? doc["version"].dump() : "(none)", kRecordSchemaVersion));
+            doc.contains(version_key) ? doc[version_key].dump() : "(none)", expected));
     const json& p = doc.at("provenance");
     std::vector<html::Section> sections{
         {"target", "Target", "Target and provenance", target_section(doc)},
@@ -375,7 +379,8 @@ std::string render(const json& doc, const std::string& title) {
 }  // namespace
 
 bool is_recording(const json& doc) {
-    return doc.is_object() && doc.contains("schema") && doc["schema"] == kRecordSchemaName;
+    return doc.is_object() && doc.contains("schema") &&
+           (doc["schema"] == kRecordSchemaName || doc["schema"] == kRecordSchemaNameV1);
 }
 
 std::optional<json> read_recording(const std::string& path) {

@@ -512,7 +512,7 @@ json spin_calls_json(const record::RecordResult& r, const record::Profile& p) {
 
 json record_to_json(const record::RecordResult& r, const record::Profile& p) {
     json doc = {{"schema", kRecordSchemaName},
-                {"version", kRecordSchemaVersion},
+                {"schema_version", kRecordSchemaVersion},
                 {"provenance", provenance_json(r.provenance)},
                 {"target", target_json(r)},
                 {"duration_s", r.duration_s},

@@ -569,8 +569,8 @@ std::string not_a_result(const json& doc) {
     if (!schema || !schema->is_string())
         return "not a lockprof result (no \"schema\": \"lockprof.result\")";
     const auto name = schema->get<std::string>();
-    if (name == kRecordSchemaName)
-        return "a `lockprof record` recording (schema lockprof-record), not a run result: "
+    if (name == kRecordSchemaName || name == kRecordSchemaNameV1)
+        return "a `lockprof record` recording (schema lockprof.record), not a run result: "
                "compare and annotate read `lockprof run -o FILE` results; `lockprof report FILE "
                "-o REPORT.html` renders a recording";
     if (name == "lockprof.compare")

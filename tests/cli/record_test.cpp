@@ -129,7 +129,7 @@ TEST(CliRecord, AttachesToEveryThreadCountsAndSamples) {
                       (dir / "r.folded").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const json doc = load(dir / "r.json");
-    EXPECT_EQ(doc.at("schema"), "lockprof-record");
+    EXPECT_EQ(doc.at("schema"), "lockprof.record");
     ASSERT_EQ(doc.at("processes").size(), 1u);
     const auto& proc = doc.at("processes").at(0);
     EXPECT_EQ(proc.at("pid"), target.pid);

@@ -272,10 +272,10 @@ TEST(CompareCli, BadInputIsOneLineAndExitTwo) {
 
     // lockprof's other documents are named for what they are and what reads them.
     const auto recording =
-        f.write("record.json", json{{"schema", "lockprof-record"}, {"version", 1}});
+        f.write("record.json", json{{"schema", "lockprof.record"}, {"schema_version", 2}});
     r = run_lockprof({"compare", f.base, recording});
     one_line(r);
-    EXPECT_NE(r.err.find("a `lockprof record` recording (schema lockprof-record), not a run "
+    EXPECT_NE(r.err.find("a `lockprof record` recording (schema lockprof.record), not a run "
                          "result: compare and annotate read `lockprof run -o FILE` results; "
                          "`lockprof report FILE -o REPORT.html` renders a recording"),
               std::string::npos)
@@ -285,9 +285,24 @@ TEST(CompareCli, BadInputIsOneLineAndExitTwo) {
     one_line(r);
     EXPECT_NE(r.err.find("not a complete lockprof recording"), std::string::npos) << r.err;
     EXPECT_FALSE(std::filesystem::exists(f.dir / "r.html"));
-    const auto old_recording =
-        f.write("record2.json", json{{"schema", "lockprof-record"}, {"version", 99}});
-    r = run_lockprof({"report", old_recording, "-o", (f.dir / "r.html").string()});
+    const auto future_recording =
+        f.write("record2.json", json{{"schema", "lockprof.record"}, {"schema_version", 99}});
+    r = run_lockprof({"report", future_recording, "-o", (f.dir / "r.html").string()});
+    one_line(r);
+    EXPECT_NE(r.err.find("recording schema version 99 is not supported"), std::string::npos)
+        << r.err;
+    // A recording from before the naming rule is still recognised as one.
+    const auto v1_recording =
+        f.write("record1.json", json{{"schema", "lockprof-record"}, {"version", 1}});
+    r = run_lockprof({"compare", f.base, v1_recording});
+    one_line(r);
+    EXPECT_NE(r.err.find("a `lockprof record` recording"), std::string::npos) << r.err;
+    r = run_lockprof({"report", v1_recording, "-o", (f.dir / "r.html").string()});
+    one_line(r);
+    EXPECT_NE(r.err.find("not a complete lockprof recording"), std::string::npos) << r.err;
+    const auto v1_unknown =
+        f.write("record3.json", json{{"schema", "lockprof-record"}, {"version", 99}});
+    r = run_lockprof({"report", v1_unknown, "-o", (f.dir / "r.html").string()});
     one_line(r);
     EXPECT_NE(r.err.find("recording schema version 99 is not supported"), std::string::npos)
         << r.err;

@@ -103,7 +103,7 @@ std::string invalid(const Output& o, const std::string& csv_header) {
             } catch (const std::exception& e) {
                 return std::string("JSON does not parse: ") + e.what();
             }
-            const char* schema = o.kind == Kind::run_json ? "lockprof.result" : "lockprof-record";
+            const char* schema = o.kind == Kind::run_json ? "lockprof.result" : "lockprof.record";
             if (doc.value("schema", "") != schema) return "not a " + std::string(schema);
             if (o.kind == Kind::run_json && !doc.at("cells").is_array()) return "no cells";
             if (doc.at("interrupted").get<bool>() && !doc.at("interrupted_by").is_string())

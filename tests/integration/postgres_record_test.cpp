@@ -263,7 +263,7 @@ TEST(PostgresRecord, MatchSampleNamesPostgresFunctionsAndCounts) {
     const auto frames = folded_frames(folded);
     ASSERT_TRUE(fs::exists(json_path)) << r.err;
     const json run = json::parse(read_all(json_path));
-    EXPECT_EQ(run["schema"], "lockprof-record");
+    EXPECT_EQ(run["schema"], "lockprof.record");
     EXPECT_EQ(run["target"]["mode"], "match");
     EXPECT_EQ(run["target"]["match"], "postgres");
 

@@ -1,6 +1,6 @@
 // Outputs of `lockprof record`: the terminal report (counters per process and in total, the
 // hottest symbols, annotated hot functions, the spin-lock view, notes), the JSON document
-// (schema "lockprof-record", documented in docs/record.md) and the HTML report rendered from it
+// (schema "lockprof.record", documented in docs/record.md) and the HTML report rendered from it
 // (record_html.cpp).
 #pragma once
 
@@ -14,8 +14,13 @@
 
 namespace lockprof::report {
 
-inline constexpr const char* kRecordSchemaName = "lockprof-record";
-inline constexpr int kRecordSchemaVersion = 1;
+// Every document lockprof writes says what it is as "schema": "lockprof.<kind>" and its
+// version as "schema_version" (docs/result-schema.md, "Naming"). Recordings written before
+// that rule say "schema": "lockprof-record", "version": 1 and hold what version 2 holds: they
+// are still read.
+inline constexpr const char* kRecordSchemaName = "lockprof.record";
+inline constexpr int kRecordSchemaVersion = 2;
+inline constexpr const char* kRecordSchemaNameV1 = "lockprof-record";
 
 // `top_symbols`: rows of the hottest-symbol table; `listing_top`: functions listed
 // instruction by instruction (0: none; lock-pattern functions are listed after them).
@@ -46,7 +51,7 @@ nlohmann::json record_to_json(const record::RecordResult& result, const record::
 // "12.30 ms", "850 ns": a slow-path time of --spin's tables.
 std::string duration_text(double ns);
 
-// Whether `doc` says it is a recording (schema lockprof-record).
+// Whether `doc` says it is a recording (schema lockprof.record, or lockprof-record before).
 bool is_recording(const nlohmann::json& doc);
 
 // The JSON document of the file at `path` when it is a recording; nullopt otherwise (a run

@@ -108,8 +108,9 @@ TEST(RecordReport, SpinSentence) {
 TEST(RecordReport, JsonDocument) {
     const auto r = recording();
     const auto doc = record_to_json(r, profile_of(r));
-    EXPECT_EQ(doc["schema"], "lockprof-record");
-    EXPECT_EQ(doc["version"], kRecordSchemaVersion);
+    EXPECT_EQ(doc["schema"], "lockprof.record");
+    EXPECT_EQ(doc["schema_version"], kRecordSchemaVersion);
+    EXPECT_FALSE(doc.contains("version"));
     EXPECT_EQ(doc["target"]["mode"], "pid");
     EXPECT_EQ(doc["target"]["pids"], nlohmann::json({42, 43}));
     EXPECT_FALSE(doc["target"].contains("match"));
@@ -192,13 +193,29 @@ TEST(RecordReport, HtmlReportRefusesAnIncompleteRecording) {
     auto doc = record_to_json(recording(), profile_of(recording()));
     doc.erase("spin_locks");
     EXPECT_THROW(render_record_html(doc, "t"), UsageError);
-    doc["version"] = 99;
+    doc["schema_version"] = 99;
     try {
         render_record_html(doc, "t");
         ADD_FAILURE() << "no error";
     } catch (const UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("recording schema version 99"), std::string::npos);
     }
+}
+
+// Recordings written before the naming rule ("schema": "lockprof-record", "version": 1) hold
+// what version 2 holds and render the same; a version-1 header with version 2's key does not.
+TEST(RecordReport, RecordingsOfVersionOneStillRender) {
+    const auto r = recording();
+    auto doc = record_to_json(r, profile_of(r));
+    const std::string current = render_record_html(doc, "t");
+    doc["schema"] = kRecordSchemaNameV1;
+    doc.erase("schema_version");
+    doc["version"] = 1;
+    EXPECT_TRUE(is_recording(doc));
+    EXPECT_EQ(render_record_html(doc, "t"), current);
+    doc.erase("version");
+    doc["schema_version"] = 1;
+    EXPECT_THROW(render_record_html(doc, "t"), UsageError);
 }
 
 // A recording edited by hand, or damaged, is refused with the one-line UsageError: an address
