@@ -18,7 +18,7 @@
 #include "lockprof/report/text_table.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 
 namespace po = boost::program_options;
 

@@ -24,7 +24,7 @@
 #include "lockprof/common/signal_name.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/record/pprof_profile.hpp"
-#include "lockprof/record/profile.hpp"
+#include "lockprof/record/analysis.hpp"
 #include "lockprof/record/recorder.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/record_report.hpp"
@@ -76,7 +76,7 @@ StackOutputs record_stacks() {
 struct RecordPlan {
     record::RecordSpec spec;
     std::string target;  // the command line, --match pattern or --pid list: the graph's title
-    record::ProfileOptions profile;
+    record::AnalysisOptions profile;
     unsigned listed = 0;  // --annotate-top: functions the report lists instruction by instruction
     std::string output;   // --output JSON, "" for none
     std::string spin_folded, spin_flamegraph;  // --spin-folded, --spin-flamegraph, "" for none
@@ -257,7 +257,7 @@ record::RecordResult run_recording(const RecordPlan& plan, const std::vector<std
 // the stack outputs.
 void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
     const record::Images images(result);
-    const record::Profile profile = record::analyse(result, images, plan.profile);
+    const record::RecordAnalysis profile = record::analyse(result, images, plan.profile);
     if (!plan.quiet)
         std::cout << report::render_record(result, profile, plan.profile.top_symbols, plan.listed)
                   << std::flush;

@@ -72,9 +72,9 @@ std::string read_write_lines(const analysis::RunComparison& comparison) {
     std::string out;
     const auto pair = [](const std::optional<analysis::Spread>& reads,
                          const std::optional<analysis::Spread>& writes) {
-        return reads && writes
-                   ? fmt::format("{} reads/s, {} writes/s", si(reads->median), si(writes->median))
-                   : std::string("no reads");
+        return reads && writes ? fmt::format("{} reads/s, {} writes/s", format_si(reads->median),
+                                             format_si(writes->median))
+                               : std::string("no reads");
     };
     for (const auto& cell : comparison.cells)
         if (cell.base_reads || cell.other_reads)
@@ -102,8 +102,8 @@ std::string compare_table(const ComparedFile& base, const std::vector<FileCompar
                          {A::left, A::right, A::right, A::right, A::right, A::right, A::right,
                           A::left, A::left});
         for (const auto& cell : c.comparison.cells)
-            table.add_row({cell.lock, std::to_string(cell.threads), si(cell.base.median),
-                           analysis::spread_text(cell.base), si(cell.other.median),
+            table.add_row({cell.lock, std::to_string(cell.threads), format_si(cell.base.median),
+                           analysis::spread_text(cell.base), format_si(cell.other.median),
                            analysis::spread_text(cell.other),
                            fmt::format("{:.3f}", cell.effect.ratio),
                            analysis::interval_text(cell.effect),
@@ -142,9 +142,10 @@ std::string compare_markdown(const ComparedFile& base, const std::vector<FileCom
                 decided && c.comparison.caveat.empty() ? "**" + verdict + "**" : verdict;
             if (!c.comparison.caveat.empty()) shown += ", but " + c.comparison.caveat;
             out += fmt::format("| {} | {} | {} | {} | {} | {} | {:.3f} | {} | {} |\n", cell.lock,
-                               cell.threads, si(cell.base.median), analysis::spread_text(cell.base),
-                               si(cell.other.median), analysis::spread_text(cell.other),
-                               cell.effect.ratio, analysis::interval_text(cell.effect), shown);
+                               cell.threads, format_si(cell.base.median),
+                               analysis::spread_text(cell.base), format_si(cell.other.median),
+                               analysis::spread_text(cell.other), cell.effect.ratio,
+                               analysis::interval_text(cell.effect), shown);
         }
         out += "\n";
         if (const auto notes = cell_notes(c.comparison); !notes.empty()) {

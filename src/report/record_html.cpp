@@ -398,8 +398,8 @@ std::string render_record_html(const json& doc, const std::string& title) {
     }
 }
 
-std::string render_record_html(const record::RecordResult& result, const record::Profile& profile,
-                               const std::string& title) {
+std::string render_record_html(const record::RecordResult& result,
+                               const record::RecordAnalysis& profile, const std::string& title) {
     return render_record_html(json::parse(json_text(record_to_json(result, profile), 1)), title);
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "lockprof/analysis/summary.hpp"
+#include "lockprof/common/number_format.hpp"
 #include "lockprof/common/files.hpp"
 #include "lockprof/common/signal_name.hpp"
 #include "lockprof/report/json.hpp"
@@ -72,7 +73,7 @@ std::string spin_view_scope(const record::SpinView& view) {
     return fmt::format("'{}' and --spin's {}", view.pattern, fmt::join(view.probed, ", "));
 }
 
-std::string spin_sentence(const record::Profile& p) {
+std::string spin_sentence(const record::RecordAnalysis& p) {
     if (p.samples == 0) return "no samples";
     if (p.spin.symbols.empty() && !p.spin.without_debug_info.empty()) {
         const auto& without = p.spin.without_debug_info;
@@ -232,7 +233,7 @@ std::string instruments_warning(const record::InstrumentCalibration& c,
         *s.share * 100, lower.empty() ? "" : ": ", fmt::join(lower, ", or "));
 }
 
-std::string render_record(const record::RecordResult& r, const record::Profile& p,
+std::string render_record(const record::RecordResult& r, const record::RecordAnalysis& p,
                           std::size_t top_symbols, unsigned listing_top) {
     const auto& pv = r.provenance;
     std::string out =
@@ -338,7 +339,7 @@ json target_json(const record::RecordResult& r) {
 }
 
 // Each process with its threads, their counters and its samples.
-json processes_json(const record::RecordResult& r, const record::Profile& p) {
+json processes_json(const record::RecordResult& r, const record::RecordAnalysis& p) {
     json processes = json::array();
     for (std::size_t i = 0; i < r.processes.size(); ++i) {
         const auto& proc = r.processes[i];
@@ -368,7 +369,7 @@ json processes_json(const record::RecordResult& r, const record::Profile& p) {
 }
 
 // The sampling section (null when not sampled): the result file's, without the modules.
-json record_sampling_json(const record::RecordResult& r, const record::Profile& p) {
+json record_sampling_json(const record::RecordResult& r, const record::RecordAnalysis& p) {
     if (!r.sampling) return nullptr;
     json s = sampling_json(*r.sampling);
     s.erase("modules");
@@ -381,7 +382,7 @@ json record_sampling_json(const record::RecordResult& r, const record::Profile& 
 }
 
 // The hot functions instruction by instruction.
-json annotations_json(const record::Profile& p) {
+json annotations_json(const record::RecordAnalysis& p) {
     json annotations = json::array();
     for (const auto& f : p.annotated) {
         json insns = json::array();
@@ -404,7 +405,7 @@ json annotations_json(const record::Profile& p) {
 }
 
 // The spin-lock view: its functions and their hottest instructions.
-json spin_locks_json(const record::Profile& p) {
+json spin_locks_json(const record::RecordAnalysis& p) {
     json spin_symbols = json::array();
     for (const auto& sym : p.spin.symbols) spin_symbols.push_back(symbol_json(sym));
     json spin_hot = json::array();
@@ -424,7 +425,7 @@ json spin_locks_json(const record::Profile& p) {
 }
 
 // The instruments' calibrated cost and their share of the targets' CPU time (null without).
-json instrument_cost_json(const record::RecordResult& r, const record::Profile& p) {
+json instrument_cost_json(const record::RecordResult& r, const record::RecordAnalysis& p) {
     if (!p.instruments || !r.calibration) return nullptr;
     const auto& c = *r.calibration;
     const auto& i = *p.instruments;
@@ -456,7 +457,7 @@ json instrument_cost_json(const record::RecordResult& r, const record::Profile& 
 }
 
 // --spin's probed functions and call sites (null without --spin).
-json spin_calls_json(const record::RecordResult& r, const record::Profile& p) {
+json spin_calls_json(const record::RecordResult& r, const record::RecordAnalysis& p) {
     if (!p.spin_calls) return nullptr;
     const auto& sc = *p.spin_calls;
     json functions = json::array();
@@ -510,7 +511,7 @@ json spin_calls_json(const record::RecordResult& r, const record::Profile& p) {
 
 }  // namespace
 
-json record_to_json(const record::RecordResult& r, const record::Profile& p) {
+json record_to_json(const record::RecordResult& r, const record::RecordAnalysis& p) {
     json doc = {{"schema", kRecordSchemaName},
                 {"schema_version", kRecordSchemaVersion},
                 {"provenance", provenance_json(r.provenance)},

@@ -458,14 +458,14 @@ std::vector<std::string> table_row(const analysis::CellSummary& s, const TableLa
         return row;
     }
     // The geometric mean `vs first` compares (summary.hpp), so its ratio is of figures shown.
-    row.push_back(si(s.throughput > 0 ? s.throughput : s.acquires_per_second.median));
+    row.push_back(format_si(s.throughput > 0 ? s.throughput : s.acquires_per_second.median));
     row.push_back(analysis::spread_text(s.acquires_per_second, "1 trial"));
-    if (!layout.brief) row.push_back(number(s.wall_ns_per_acquire.median));
-    row.push_back(number(s.cpu_ns_per_acquire.median));
-    if (!layout.brief) row.push_back(number(s.ticks_per_acquire.median));
-    row.push_back(number(s.rmw_per_acquire.median));
-    row.push_back(number(s.spins_per_acquire.median));
-    if (any_sleeps) row.push_back(number(s.sleeps_per_acquire.median));
+    if (!layout.brief) row.push_back(format_table_number(s.wall_ns_per_acquire.median));
+    row.push_back(format_table_number(s.cpu_ns_per_acquire.median));
+    if (!layout.brief) row.push_back(format_table_number(s.ticks_per_acquire.median));
+    row.push_back(format_table_number(s.rmw_per_acquire.median));
+    row.push_back(format_table_number(s.spins_per_acquire.median));
+    if (any_sleeps) row.push_back(format_table_number(s.sleeps_per_acquire.median));
     row.push_back(fmt::format("{:.3f}", s.jain.median));
     if (any_partial) row.push_back(fmt::format("{:.0f}%", 100 * s.full_concurrency.median));
     if (any_latency) {
@@ -485,7 +485,7 @@ std::vector<std::string> table_row(const analysis::CellSummary& s, const TableLa
         else if (!it->counted)
             row.push_back("not counted");
         else
-            row.push_back(number(it->per_acquire.median) +
+            row.push_back(format_table_number(it->per_acquire.median) +
                           (it->running_fraction < 0.999
                                ? fmt::format(" ({:.0f}%)", 100 * it->running_fraction)
                                : ""));
@@ -523,8 +523,9 @@ std::string read_write_split(const std::vector<analysis::CellSummary>& summaries
         if (s.trials == 0 || !s.read_acquires) continue;
         const double all = std::max(s.acquires.median, 1.0);
         std::vector<std::string> row = {
-            std::to_string(s.cell->threads), s.cell->lock, si(s.read_acquires_per_second->median),
-            si(s.write_acquires_per_second->median),
+            std::to_string(s.cell->threads), s.cell->lock,
+            format_si(s.read_acquires_per_second->median),
+            format_si(s.write_acquires_per_second->median),
             fmt::format("{:.1f}%", 100 * s.read_acquires->median / all)};
         if (latency)
             for (const auto* l : {&s.read_latency, &s.write_latency}) {

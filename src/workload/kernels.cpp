@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 #include "lockprof/workload/loop.hpp"
 
 #ifndef LOCKPROF_FLAVOUR_NAME

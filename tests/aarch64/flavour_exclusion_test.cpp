@@ -19,7 +19,7 @@
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/locks/catalog.hpp"
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 #include "lockprof/workload/plan.hpp"
 #include "lockprof/workload/trial.hpp"
 

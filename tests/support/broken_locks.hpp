@@ -9,7 +9,7 @@
 #include <string_view>
 #include <thread>
 
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 #include "lockprof/workload/loop.hpp"
 
 namespace lockprof::workload::test_locks {

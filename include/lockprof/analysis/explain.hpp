@@ -116,8 +116,4 @@ std::vector<PairDiagnosis> explain(const std::vector<CellEvidence>& cells,
 std::string render_explanation(const std::vector<PairDiagnosis>& diagnoses,
                                Detail detail = Detail::full);
 
-// Per-acquire figures as the explanation writes them (37, 2.9, 1.3, 0.2): the one in
-// lockprof/common/number_format.hpp.
-using lockprof::format_figure;
-
 }  // namespace lockprof::analysis

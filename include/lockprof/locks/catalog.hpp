@@ -46,7 +46,7 @@ constexpr bool excludes() {
 }
 
 // Whether a lock's code is the same in every ISA flavour (the C library's locks, no lock):
-// then it is listed and run once, under its bare name (workload/catalog.cpp).
+// then it is listed and run once, under its bare name (workload/runnable_locks.cpp).
 template <typename L>
 constexpr bool flavour_independent() {
     if constexpr (requires { L::kFlavourIndependent; })

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "lockprof/export/pprof.hpp"
-#include "lockprof/record/profile.hpp"
+#include "lockprof/record/analysis.hpp"
 #include "lockprof/record/recorder.hpp"
 
 namespace lockprof::record {

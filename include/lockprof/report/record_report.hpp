@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lockprof/record/profile.hpp"
+#include "lockprof/record/analysis.hpp"
 #include "lockprof/record/recorder.hpp"
 
 namespace lockprof::report {
@@ -24,12 +24,12 @@ inline constexpr const char* kRecordSchemaNameV1 = "lockprof-record";
 
 // `top_symbols`: rows of the hottest-symbol table; `listing_top`: functions listed
 // instruction by instruction (0: none; lock-pattern functions are listed after them).
-std::string render_record(const record::RecordResult& result, const record::Profile& profile,
+std::string render_record(const record::RecordResult& result, const record::RecordAnalysis& profile,
                           std::size_t top_symbols, unsigned listing_top);
 
 // The spin-lock view in one sentence: "12.0% of samples are in s_lock, 80.0% of those on
 // `pause`" (or that none are).
-std::string spin_sentence(const record::Profile& profile);
+std::string spin_sentence(const record::RecordAnalysis& profile);
 // What the spin-lock view covers: "'s_lock|spin|...'" and, with --spin, "and --spin's f, g".
 std::string spin_view_scope(const record::SpinView& view);
 
@@ -46,7 +46,8 @@ std::string instruments_warning(const record::InstrumentCalibration& calibration
 // that killed it): "" for status 0 or none.
 std::string failed_command_sentence(std::optional<int> exit_status);
 
-nlohmann::json record_to_json(const record::RecordResult& result, const record::Profile& profile);
+nlohmann::json record_to_json(const record::RecordResult& result,
+                              const record::RecordAnalysis& profile);
 
 // "12.30 ms", "850 ns": a slow-path time of --spin's tables.
 std::string duration_text(double ns);
@@ -67,7 +68,7 @@ std::string render_record_html(const nlohmann::json& doc, const std::string& tit
 
 // render_record_html() of the document as a file holds it: record_to_json() written by
 // json_text() and parsed again, so every string and number is what the file gives back.
-std::string render_record_html(const record::RecordResult& result, const record::Profile& profile,
-                               const std::string& title);
+std::string render_record_html(const record::RecordResult& result,
+                               const record::RecordAnalysis& profile, const std::string& title);
 
 }  // namespace lockprof::report

@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "lockprof/common/number_format.hpp"
-
 namespace lockprof::report {
 
 class TextTable {
@@ -20,14 +18,5 @@ class TextTable {
     std::vector<Align> align_;
     std::vector<std::vector<std::string>> rows_;
 };
-
-// The number formatters' earlier names, kept for run_report.cpp and cli/ (lockprof/common/
-// number_format.hpp is their home).
-inline std::string si(double value) {
-    return format_si(value);
-}
-inline std::string number(double value) {
-    return format_table_number(value);
-}
 
 }  // namespace lockprof::report

@@ -6,7 +6,7 @@
 // the kernel spends on a thread's traps and interrupts), over rounds that alternate plain and
 // instrumented work; the median difference, with the rounds' range. The recording then
 // multiplies them by its hits and samples to estimate the share of the targets' CPU time its
-// instruments took (record/profile.hpp).
+// instruments took (record/analysis.hpp).
 #pragma once
 
 #include <linux/perf_event.h>

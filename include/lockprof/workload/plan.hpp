@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 #include "lockprof/workload/pinning.hpp"
 #include "lockprof/workload/spec.hpp"
 

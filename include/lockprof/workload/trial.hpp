@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 #include "lockprof/profiling/instrument.hpp"
 #include "lockprof/workload/results.hpp"
 #include "lockprof/workload/spec.hpp"

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/analysis/explain.hpp"
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 
 namespace lockprof::analysis {
 namespace {

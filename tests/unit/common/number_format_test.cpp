@@ -7,9 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include "lockprof/analysis/explain.hpp"
-#include "lockprof/report/text_table.hpp"
-
 namespace lockprof {
 namespace {
 
@@ -55,14 +52,6 @@ TEST(FormatFigure, AsTheExplanationQuotesThem) {
     EXPECT_EQ(format_figure(0.012), "0.012");
     EXPECT_EQ(format_figure(0.0012345), "0.0012");
     EXPECT_EQ(format_figure(1234.5), "1234");
-}
-
-TEST(NumberFormat, EarlierNamesAreTheSameFormats) {
-    for (double v : {0.0, 0.84, 12.34, 950.0, 12345.0, 2.5e6, kNaN}) {
-        EXPECT_EQ(report::si(v), format_si(v));
-        EXPECT_EQ(report::number(v), format_table_number(v));
-    }
-    EXPECT_EQ(analysis::format_figure(2.9), "2.9");
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 #include "lockprof/common/error.hpp"
 #include "lockprof/locks/catalog.hpp"
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 #include "lockprof/workload/plan.hpp"
 
 namespace {

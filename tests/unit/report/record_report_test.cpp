@@ -46,7 +46,7 @@ record::RecordResult recording() {
     return r;
 }
 
-record::Profile profile_of(const record::RecordResult& r) {
+record::RecordAnalysis profile_of(const record::RecordResult& r) {
     return record::analyse(r, record::Images(r), {});
 }
 
@@ -82,7 +82,7 @@ TEST(RecordReport, EventNeverCountedAnywhereSaysSo) {
 }
 
 TEST(RecordReport, SpinSentence) {
-    record::Profile p;
+    record::RecordAnalysis p;
     EXPECT_EQ(spin_sentence(p), "no samples");
     p.samples = 10;
     p.spin.pattern = "s_lock";
@@ -132,7 +132,7 @@ TEST(RecordReport, JsonDocument) {
 }
 
 TEST(RecordReport, SpinSentenceSaysWhatMissingDebugInfoHides) {
-    record::Profile p;
+    record::RecordAnalysis p;
     p.samples = 10;
     p.spin.pattern = "my_spin_lock";
     p.spin.without_debug_info = {"worker"};

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "lockprof/symbols/resolver.hpp"
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 
 namespace lockprof::workload {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "support/huge_page_pool.hpp"
 #include "lockprof/common/error.hpp"
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 #include "lockprof/workload/plan.hpp"
 #include "lockprof/workload/trial.hpp"
 

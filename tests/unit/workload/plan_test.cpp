@@ -8,7 +8,7 @@
 
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 #include "lockprof/workload/pinning.hpp"
 
 using namespace lockprof;

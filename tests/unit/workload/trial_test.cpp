@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/common/error.hpp"
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 #include "lockprof/workload/lock_page.hpp"
 #include "lockprof/workload/loop.hpp"
 #include "lockprof/workload/pinning.hpp"

@@ -1,4 +1,4 @@
-#include "lockprof/record/profile.hpp"
+#include "lockprof/record/analysis.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -139,7 +139,7 @@ namespace {
 using LockTest = std::function<bool(const std::string&)>;
 
 // Counters: per process (its threads summed, or the command's inherited totals), and overall.
-void add_counter_totals(const RecordResult& result, Profile& profile) {
+void add_counter_totals(const RecordResult& result, RecordAnalysis& profile) {
     std::vector<const std::vector<profiling::CounterReading>*> all;
     std::vector<bool> counted(result.events.size(), false);
     for (const auto& p : result.processes) {
@@ -167,7 +167,7 @@ void add_counter_totals(const RecordResult& result, Profile& profile) {
 // lives in system calls (a read() loop) leaves few samples and no trace of why; say how much
 // went unseen and what sees it. (The timer sampler charges kernel time to the user-space
 // instruction that made the call: its samples cover all of it.)
-void sampled_time(const RecordResult& result, Profile& profile) {
+void sampled_time(const RecordResult& result, RecordAnalysis& profile) {
     if (!result.sampling || result.sampling->sampler != "perf") return;
     const std::string& event = result.sampling->event;
     if (event != "cpu-clock" && event != "task-clock") return;
@@ -194,7 +194,7 @@ void sampled_time(const RecordResult& result, Profile& profile) {
 }
 
 // Samples and their weight, overall and per process.
-void count_samples(const RecordResult& result, Profile& profile) {
+void count_samples(const RecordResult& result, RecordAnalysis& profile) {
     std::map<pid_t, std::size_t> index_of;
     for (std::size_t i = 0; i < result.processes.size(); ++i)
         index_of[result.processes[i].info.pid] = i;
@@ -312,7 +312,7 @@ void merge_annotations(const attribution::CellAnnotation& cell,
 }
 
 // Hot symbols and annotated functions with their shares of all samples, hottest first.
-void rank(Profile& profile, SymbolTally& tally,
+void rank(RecordAnalysis& profile, SymbolTally& tally,
           std::map<FunctionKey, attribution::HotFunction>& annotated) {
     profile.unresolved_share = tally.unresolved / profile.total_weight;
     for (auto& [key, sym] : tally.symbols) {
@@ -333,7 +333,7 @@ void rank(Profile& profile, SymbolTally& tally,
 
 // The spin-lock view: the symbols matching the lock pattern, their share, and their hottest
 // instructions.
-void spin_view(Profile& profile, const std::string& pattern, const LockTest& is_lock,
+void spin_view(RecordAnalysis& profile, const std::string& pattern, const LockTest& is_lock,
                InlinedLocks& inlined) {
     profile.spin.pattern = pattern;
     double spin_weight = 0;
@@ -368,7 +368,7 @@ void spin_view(Profile& profile, const std::string& pattern, const LockTest& is_
 }
 
 // Keeps the listings of the hottest functions plus the lock functions.
-void keep_listings(Profile& profile, std::size_t top_functions, const LockTest& is_lock) {
+void keep_listings(RecordAnalysis& profile, std::size_t top_functions, const LockTest& is_lock) {
     std::vector<attribution::HotFunction> kept;
     for (std::size_t i = 0; i < profile.annotated.size(); ++i) {
         const bool lock = is_lock(profile.annotated[i].name);
@@ -379,14 +379,14 @@ void keep_listings(Profile& profile, std::size_t top_functions, const LockTest& 
     profile.annotated = std::move(kept);
 }
 
-void add_warning_once(Profile& profile, const std::string& warning) {
+void add_warning_once(RecordAnalysis& profile, const std::string& warning) {
     if (std::find(profile.warnings.begin(), profile.warnings.end(), warning) ==
         profile.warnings.end())
         profile.warnings.push_back(warning);
 }
 
 // What the instruments took of the targets' CPU time (InstrumentShare).
-InstrumentShare instrument_share(const RecordResult& result, const Profile& profile) {
+InstrumentShare instrument_share(const RecordResult& result, const RecordAnalysis& profile) {
     InstrumentShare s;
     const auto& c = *result.calibration;
     if (result.spin) {
@@ -414,8 +414,9 @@ InstrumentShare instrument_share(const RecordResult& result, const Profile& prof
 
 }  // namespace
 
-Profile analyse(const RecordResult& result, const Images& images, const ProfileOptions& options) {
-    Profile profile;
+RecordAnalysis analyse(const RecordResult& result, const Images& images,
+                       const AnalysisOptions& options) {
+    RecordAnalysis profile;
     add_counter_totals(result, profile);
     count_samples(result, profile);
     sampled_time(result, profile);
@@ -475,7 +476,7 @@ Profile analyse(const RecordResult& result, const Images& images, const ProfileO
 }
 
 exporting::FoldedStacks folded_stacks(const RecordResult& result, const Images& images,
-                                      const Profile& profile, bool instruction_leaf) {
+                                      const RecordAnalysis& profile, bool instruction_leaf) {
     exporting::FoldedStacks stacks;
     std::map<pid_t, std::string> name_of;
     for (const auto& p : result.processes)

@@ -1,4 +1,4 @@
-#include "lockprof/workload/catalog.hpp"
+#include "lockprof/workload/runnable_locks.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "lockprof/record/profile.hpp"
+#include "lockprof/record/analysis.hpp"
 
 #include <unistd.h>
 
@@ -94,7 +94,7 @@ TEST(RecordProfile, HotSymbolsAcrossProcessesOfOneImage) {
 }
 
 TEST(RecordProfile, SpinViewSumsLockFunctionsAndNamesTheirInstruction) {
-    ProfileOptions options;
+    AnalysisOptions options;
     options.lock_pattern = "spin_wait";
     const auto p = analyse(synthetic(), options);
     EXPECT_DOUBLE_EQ(p.spin.share, 0.4);
@@ -116,7 +116,7 @@ TEST(RecordProfile, AnnotatesTheHottestFunctionWithInstructions) {
 }
 
 TEST(RecordProfile, NoMatchingLockFunctions) {
-    ProfileOptions options;
+    AnalysisOptions options;
     options.lock_pattern = "no_such_lock";
     const auto p = analyse(synthetic(), options);
     EXPECT_EQ(p.spin.share, 0);
@@ -134,7 +134,7 @@ TEST(RecordProfile, SamplesOfUnknownProcessesAreUnresolved) {
     EXPECT_TRUE(p.hot_symbols[0].symbol.empty());
     EXPECT_DOUBLE_EQ(p.hot_symbols[0].share, 0.5);
     // A pattern that matches any name still never takes unresolved code for a lock.
-    ProfileOptions options;
+    AnalysisOptions options;
     options.lock_pattern = ".*";
     EXPECT_DOUBLE_EQ(analyse(r, options).spin.share, 0.5);
     const auto text = exporting::to_folded_text(folded_stacks(r, Images(r), p, false));

@@ -26,7 +26,7 @@ namespace lockprof::record {
 
 inline constexpr const char* kDefaultLockPattern = "s_lock|spin|SpinLock|pthread_spin|lock_acquire";
 
-struct ProfileOptions {
+struct AnalysisOptions {
     attribution::AnnotateOptions annotate;  // top_functions: functions annotated
     std::size_t top_symbols = 15;
     std::string lock_pattern = kDefaultLockPattern;  // ECMAScript regex, searched in names
@@ -92,7 +92,7 @@ struct InstrumentShare {
 // Above this share a note says how to lower what the instruments cost.
 inline constexpr double kInstrumentShareNote = 0.05;
 
-struct Profile {
+struct RecordAnalysis {
     std::vector<CounterTotal> totals;                              // event order
     std::map<std::size_t, std::vector<CounterTotal>> per_process;  // by process index
     std::uint64_t samples = 0;
@@ -153,14 +153,15 @@ class Images {
 // Throws UsageError for an invalid lock pattern.
 std::regex lock_regex(const std::string& pattern);
 
-Profile analyse(const RecordResult& result, const Images& images, const ProfileOptions& options);
-inline Profile analyse(const RecordResult& result, const ProfileOptions& options) {
+RecordAnalysis analyse(const RecordResult& result, const Images& images,
+                       const AnalysisOptions& options);
+inline RecordAnalysis analyse(const RecordResult& result, const AnalysisOptions& options) {
     return analyse(result, Images(result), options);
 }
 
 // Folded stacks: root frame the process name ("postgres"), callers root first, leaf the
 // sampled function (or, with instruction_leaf, "func+0x1c pause" for annotated functions).
 exporting::FoldedStacks folded_stacks(const RecordResult& result, const Images& images,
-                                      const Profile& profile, bool instruction_leaf);
+                                      const RecordAnalysis& profile, bool instruction_leaf);
 
 }  // namespace lockprof::record
