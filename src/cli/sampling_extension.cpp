@@ -67,8 +67,8 @@ class SamplingExtension : public RunExtension {
         const auto annotation = sampling_.annotation(vm);
         listing_top_ = annotation.listed;
         // The terminal gets each cell's hottest instructions unless listings are asked for.
-        listing_detail_ = annotation.asked ? attribution::ListingDetail::full
-                                           : attribution::ListingDetail::hottest;
+        listing_detail_ =
+            annotation.asked ? report::ListingDetail::full : report::ListingDetail::hottest;
         annotate_ = annotation.options;
         if (vm.count("samples-out")) {
             samples_out_ = vm["samples-out"].as<std::string>();
@@ -166,7 +166,7 @@ class SamplingExtension : public RunExtension {
     analysis::Detail detail_ = analysis::Detail::brief;  // --verbose: full
     std::optional<bool> explain_;
     unsigned listing_top_ = 3;
-    attribution::ListingDetail listing_detail_ = attribution::ListingDetail::hottest;
+    report::ListingDetail listing_detail_ = report::ListingDetail::hottest;
     attribution::AnnotateOptions annotate_;
     std::string samples_out_;
     std::unique_ptr<sampling::Sampler> sampler_;

@@ -9,6 +9,7 @@
 #include "lockprof/common/files.hpp"
 #include "lockprof/common/parse.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "lockprof/report/annotation_report.hpp"
 
 namespace po = boost::program_options;
 
@@ -96,7 +97,7 @@ po::options_description SamplingOptions::annotation_options() const {
                   "function's hot instructions and acquire loop, each with the instruction "
                   "before it (where skid puts a sample), and `lockprof annotate` on "
                   "--samples-out prints the whole listings",
-                  per_, attribution::kHottestRows, default_annotate_top_, per_)
+                  per_, report::kHottestRows, default_annotate_top_, per_)
             : fmt::format("hottest functions listed instruction by instruction{} (0: none)", per_);
     po::options_description o;
     // clang-format off

@@ -18,6 +18,7 @@
 #include "lockprof/workload/provenance.hpp"
 #include "report/html_page.hpp"
 #include "lockprof/common/number_format.hpp"
+#include "lockprof/report/annotation_report.hpp"
 
 namespace lockprof::report {
 
@@ -655,7 +656,7 @@ std::vector<std::size_t> instruction_rows(const attribution::HotFunction& f, uns
     for (const std::size_t i : by_share) {
         if (kept.size() >= max_rows) break;
         const auto& ins = f.instructions[i];
-        if (ins.in_acquire_loop || ins.share >= attribution::kListingShare) kept.insert(i);
+        if (ins.in_acquire_loop || ins.share >= kListingShare) kept.insert(i);
     }
     // ...each with the instruction before it, on which skid puts a sample's cost: the
     // `lock cmpxchg` before the hot `jne`.

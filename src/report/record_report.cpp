@@ -12,6 +12,7 @@
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/text_table.hpp"
 #include "lockprof/sampling/sampler.hpp"
+#include "lockprof/report/annotation_report.hpp"
 
 namespace lockprof::report {
 namespace {
@@ -299,7 +300,7 @@ std::string render_record(const record::RecordResult& r, const record::RecordAna
         if (p.samples > 0 && listing_top > 0) {
             out += fmt::format("\nAnnotation: the hottest functions ({})\n", s.precise_note);
             for (std::size_t i = 0; i < p.annotated.size() && i < listing_top; ++i)
-                out += attribution::render_function_listing(p.annotated[i], "hottest loop");
+                out += render_function_listing(p.annotated[i], "hottest loop");
         }
         out += fmt::format("\nSpin locks ({}): {}\n", spin_view_scope(p.spin), spin_sentence(p));
         for (const auto& sym : p.spin.symbols)
@@ -309,8 +310,7 @@ std::string render_record(const record::RecordResult& r, const record::RecordAna
             out += fmt::format("    {:5.1f}% of spin samples on {:x} `{}` in {}\n",
                                i.share_of_spin * 100, i.address, i.text, i.symbol);
         for (std::size_t i = listing_top; i < p.annotated.size(); ++i)
-            if (p.lock_function[i])
-                out += attribution::render_function_listing(p.annotated[i], "hottest loop");
+            if (p.lock_function[i]) out += render_function_listing(p.annotated[i], "hottest loop");
     }
     if (p.spin_calls) out += render_spin(*p.spin_calls);
     if (p.instruments && r.calibration) {

@@ -112,35 +112,8 @@ class Annotator {
     std::unique_ptr<Impl> impl_;
 };
 
-// How much of each cell's listing to print: its `top_functions` hottest functions instruction
-// by instruction (lockprof annotate, --annotate-top N), or only the hottest kHottestRows
-// instructions of those functions and their acquire loops (render_hottest_rows: a run's
-// terminal, where a 12-cell run stays readable; the HTML report and `lockprof annotate` have
-// the full listings).
-enum class ListingDetail { hottest, full };
-inline constexpr std::size_t kHottestRows = 5;
-
-// The listing for one cell. `info` supplies the sampler and the skid note.
-std::string render_annotation(const CellAnnotation& cell, const profiling::SamplingInfo& info,
-                              unsigned top_functions, ListingDetail detail = ListingDetail::full);
-
-// A listing row is shown for an instruction with at least this share of the samples (with
-// context lines around it in the text listing) and for every instruction of the loop; the text
-// listing and the HTML report's table decide by it.
-inline constexpr double kListingShare = 0.005;
-
 // A line for a listed function none of whose instructions has a source line (a build without
 // -g): what that costs and the remedy; "" otherwise.
 std::string no_line_information_note(const HotFunction& f);
-
-// The kHottestRows hottest instructions of `functions` and their acquire loops (when at most
-// kHottestLoop instructions long), per function in address order with the listing's markers
-// and source lines; a line for each function that could not be disassembled.
-inline constexpr long kHottestLoop = 16;
-std::string render_hottest_rows(std::span<const HotFunction> functions);
-
-// One function's listing: percent, address and instruction, the loop marked `|` (named
-// `loop_name` in the legend: "acquire loop", "hottest loop"), hot parts of long functions only.
-std::string render_function_listing(const HotFunction& function, std::string_view loop_name);
 
 }  // namespace lockprof::attribution

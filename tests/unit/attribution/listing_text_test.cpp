@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/attribution/annotate.hpp"
+#include "lockprof/report/annotation_report.hpp"
 
 namespace lockprof::attribution {
 namespace {
@@ -34,7 +35,7 @@ TEST(ListingText, AFunctionWithoutLineInformationSaysWhatThatCosts) {
     const auto note = no_line_information_note(f);
     EXPECT_NE(note.find("s_lock: no line or inline information"), std::string::npos) << note;
     EXPECT_NE(note.find("rebuild with -g"), std::string::npos) << note;
-    EXPECT_NE(render_function_listing(f, "acquire loop").find(note), std::string::npos);
+    EXPECT_NE(report::render_function_listing(f, "acquire loop").find(note), std::string::npos);
     f.instructions[1].source = "s_lock.c:120";
     EXPECT_EQ(no_line_information_note(f), "");
     EXPECT_EQ(no_line_information_note(HotFunction{}), "") << "not disassembled: nothing to say";

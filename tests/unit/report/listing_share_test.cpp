@@ -1,10 +1,11 @@
-// The text listing (attribution::render_function_listing) and the HTML report's instruction table
-// show a row from the same share of the samples up: attribution::kListingShare.
+// The text listing (report::render_function_listing) and the HTML report's instruction table
+// show a row from the same share of the samples up: report::kListingShare.
 #include <gtest/gtest.h>
 
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/report/html_report.hpp"
 #include "lockprof/attribution/annotate.hpp"
+#include "lockprof/report/annotation_report.hpp"
 #include "report/html_page.hpp"
 
 namespace lockprof::report {
@@ -21,11 +22,9 @@ attribution::HotFunction long_function() {
         attribution::AnnotatedInstruction ai;
         ai.instruction.address = 0x1000 + 4 * i;
         ai.instruction.mnemonic = "nop";
-        if (i == 10)
-            ai.instruction.mnemonic = "at_threshold", ai.share = attribution::kListingShare;
+        if (i == 10) ai.instruction.mnemonic = "at_threshold", ai.share = report::kListingShare;
         if (i == 60)
-            ai.instruction.mnemonic = "below_threshold",
-            ai.share = attribution::kListingShare * 0.99;
+            ai.instruction.mnemonic = "below_threshold", ai.share = report::kListingShare * 0.99;
         ai.weight = ai.share * 1000;
         f.instructions.push_back(ai);
     }
@@ -33,7 +32,7 @@ attribution::HotFunction long_function() {
 }
 
 TEST(ListingShare, TextListingShowsRowsFromTheThresholdUp) {
-    const std::string out = attribution::render_function_listing(long_function(), "acquire loop");
+    const std::string out = report::render_function_listing(long_function(), "acquire loop");
     EXPECT_NE(out.find("at_threshold"), std::string::npos) << out;
     EXPECT_EQ(out.find("below_threshold"), std::string::npos) << out;
 }
