@@ -81,7 +81,7 @@ class Recorder {
         if (spec_.calibrate && (spec_.sampling || spec_.spin)) calibrate();
         start_ = Clock::now();
         if (spec_.mode == Mode::command)
-            record_command();
+            record_child();
         else
             record_attached();
         // Also when the signal ended a command before the loop saw it (Ctrl-C reaches both).
@@ -130,7 +130,7 @@ class Recorder {
 
     // --- command: start the child, poll until it ends --------------------------------------
 
-    void record_command() {
+    void record_child() {
         if (spin_) probe_command_files();
         // A signal while lockprof was starting: the command is not started at all.
         if (const int signal = stop_.load()) {
