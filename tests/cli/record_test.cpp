@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -45,6 +46,31 @@ json load(const std::filesystem::path& path) {
 
 void settle() {
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
+}
+
+// Waits (up to `limit`) until a running `lockprof record` whose command line holds `word` has a
+// perf_event descriptor open: it has attached to what it found at its start. True when seen.
+bool wait_for_attach(const std::string& word, std::chrono::milliseconds limit) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < until) {
+        std::error_code ec;
+        for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+            std::string cmdline = read_all(proc.path() / "cmdline");
+            std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+            if (cmdline.find(" record ") == std::string::npos ||
+                cmdline.find(word) == std::string::npos)
+                continue;
+            std::error_code fd_ec;
+            for (const auto& fd : std::filesystem::directory_iterator(proc.path() / "fd", fd_ec)) {
+                std::error_code link_ec;
+                if (std::filesystem::read_symlink(fd.path(), link_ec).string() ==
+                    "anon_inode:[perf_event]")
+                    return true;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
 }
 
 TEST(CliRecord, CommandExitStatusIsPropagated) {
@@ -180,11 +206,15 @@ TEST(CliRecord, MatchPicksUpProcessesStartedLater) {
     ASSERT_GT(first.pid, 0);
     settle();
     std::unique_ptr<Background> second;
+    // The second starts once lockprof has attached to the first (not after a fixed time: on a
+    // loaded machine lockprof's own start took longer than the 800 ms this test once waited),
+    // and a little later, so that it is seen by a poll, after the first scan.
     std::thread later([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        wait_for_attach("lpzzsleeper", std::chrono::seconds(10));
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
         second = std::make_unique<Background>(std::vector<std::string>{sleeper.string(), "5"});
     });
-    const auto r = run_lockprof({"record", "--match", "lpzzsleeper", "--duration", "2000ms",
+    const auto r = run_lockprof({"record", "--match", "lpzzsleeper", "--duration", "3000ms",
                                  "--event", "task_clock", "--output", (dir / "r.json").string()});
     later.join();
     ASSERT_EQ(r.exit_code, 0) << r.err;
