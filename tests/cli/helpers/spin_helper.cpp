@@ -6,8 +6,9 @@
 // first site (line 101) and 4 per call from the second (line 1234).
 // `spin_helper [BEFORE_MS [AFTER_MS [PLUGIN]]]`: with BEFORE_MS (default 0) above 0 it waits, at
 // most BEFORE_MS, until a recorder attached by pid has probed s_lock or lock_slow_path, and
-// then 300 ms more (the probes are enabled once their buffers are mapped), so that every call
-// is recorded however long the recorder takes to start. It sleeps AFTER_MS (default 300) after
+// then 1 s more (the probes are enabled once their buffers are mapped, which a loaded machine
+// once took more than 300 ms to do), so that every call is recorded however long the recorder
+// takes to start. It sleeps AFTER_MS (default 300) after
 // the calls, so a recorder reads the strings and mappings while the process is alive. With
 // PLUGIN (spin_plugin.cpp's library), it then loads it with dlopen, waits likewise until the
 // library's own lock_slow_path is probed (at most BEFORE_MS, else 1 s), and runs its
@@ -94,13 +95,13 @@ bool carries_probe(const void* code) {
     return false;
 }
 
-// Waits until one of `functions` carries a probe, at most `limit_ms`, then 300 ms more.
+// Waits until one of `functions` carries a probe, at most `limit_ms`, then 1 s more.
 void wait_for_probe(std::initializer_list<const void*> functions, int limit_ms) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms);
     while (std::chrono::steady_clock::now() < deadline) {
         for (const void* f : functions)
             if (carries_probe(f)) {
-                usleep(300'000);
+                usleep(1'000'000);
                 return;
             }
         usleep(1000);
