@@ -1,7 +1,8 @@
-// Recordings (`lockprof record --output x.json`, schema "lockprof.record", or "lockprof-record" before, docs/record.md), as
-// `lockprof report x.json` reads them back (src/report/record_html.cpp): parsed as JSON as
-// read_recording() parses the file, then rendered by render_record_html(), which must refuse a
-// document that is not a whole recording with a UsageError, never a crash or another exception.
+// Recordings (`lockprof record --output x.json`, schema "lockprof.record", or "lockprof-record"
+// before, docs/record.md), as `lockprof report x.json` reads them back
+// (src/report/record_html.cpp): parsed as JSON as read_recording() parses the file, then rendered
+// by render_record_html(), which must refuse a document that is not a whole recording with a
+// UsageError, never a crash or another exception.
 #include <nlohmann/json.hpp>
 
 #include "fuzz_support.hpp"
