@@ -22,8 +22,8 @@ for tool in clang++ ninja cmake; do
   }
 done
 
-# A build folder already configured for fuzzing (scripts/test.sh's ASan+UBSan build, which
-# builds the tests too) is used as it is. Otherwise: -O1 and line tables only, quick to build,
+# A build folder already configured for fuzzing (LOCKPROF_FUZZ_BUILD; one that builds the tests
+# under ASan+UBSan as well, say) is used as it is. Otherwise: -O1 and line tables only, quick to build,
 # and sanitizer reports still name file:line. CXXFLAGS is left out: test.sh's is GCC's
 # (-fno-var-tracking-assignments), which clang refuses.
 if ! grep -qs '^LOCKPROF_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then

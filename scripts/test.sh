@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what is missing, builds (and lockprof
 # alone without -g, build-release/), runs every test through CTest, then the unit, CLI and
-# integration tests under ASan+UBSan (clang; the same build makes the fuzz targets) and the unit
-# tests under TSan (GCC), then the fuzz targets for a bounded time (libFuzzer;
+# integration tests under ASan+UBSan and the unit tests under TSan, then the fuzz targets for a
+# bounded time (clang, libFuzzer;
 # scripts/test-fuzz.sh), then the aarch64 stage (cross build, qemu-user;
 # scripts/test-aarch64.sh), then the emulated arm64 system stage (a real kernel PMU driver under
 # qemu-system-aarch64; scripts/test-arm-system.sh). The tests' own code compiles -Og in every
@@ -81,16 +81,13 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     if [[ $sanitizer == address,undefined ]]; then
       targets+=(lockprof lockprof_cli_tests lockprof_integration_tests)
       labels="unit|cli|integration"
-      # clang: UBSan instrumentation compiled one library batch in 61 s against GCC 12's 131 s
-      # (the 2-core VM). CXXFLAGS is GCC's (-fno-var-tracking-assignments), which clang refuses.
-      configure=(env -u CXXFLAGS cmake -DCMAKE_CXX_FLAGS="-O1 -g" -DCMAKE_CXX_COMPILER=clang++)
-      if [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
-        # This build is also the fuzz stage's: LOCKPROF_FUZZ adds libFuzzer's coverage
-        # instrumentation to the libraries (not to the test programs) and the fuzz targets.
-        configure+=(-DLOCKPROF_FUZZ=ON)
-        targets+=(fuzz_targets)
-        export LOCKPROF_FUZZ_BUILD="$dir"
-      fi
+      # Still GCC. clang compiles UBSan's checks in half the time, and the same build could
+      # make the fuzz targets (LOCKPROF_FUZZ with LOCKPROF_SANITIZE=address,undefined), but
+      # under clang's ASan six CLI tests fail for reasons of that build, not yet all handled:
+      # list-locks finds __interceptor_pthread_mutex_lock (the runtime is linked in) where it
+      # expects pthread_mutex_lock@plt, the call-graph test's frame-pointer walk reaches
+      # frames it expects only DWARF to reach, and the sampling tests find no acquire loop of
+      # tas (not yet understood).
     fi
     stage "sanitizer ${sanitizer%%,*}"
     echo "== tests under -fsanitize=$sanitizer (labels $labels) =="
@@ -105,10 +102,9 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
 fi
 
 if [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
-  # Every parser of outside input under libFuzzer, ASan and UBSan, each target for
-  # LOCKPROF_FUZZ_SECONDS (10) s. The targets were built with the ASan+UBSan stage's clang
-  # build (LOCKPROF_FUZZ_BUILD); with the sanitizer stages skipped, test-fuzz.sh builds them in
-  # build-fuzz/ itself.
+  # Every parser of outside input under libFuzzer, ASan and UBSan: its own clang build of the
+  # fuzz targets and the libraries they need (build-fuzz/), then each target for
+  # LOCKPROF_FUZZ_SECONDS (10) s.
   stage fuzz
   "$root/scripts/test-fuzz.sh"
 fi
