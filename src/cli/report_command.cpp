@@ -17,6 +17,7 @@
 #include "lockprof/report/html_report.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/plot.hpp"
+#include "lockprof/report/record_document.hpp"
 #include "lockprof/report/record_report.hpp"
 #include "lockprof/report/run_report.hpp"
 #include "lockprof/analysis/report_inputs.hpp"
@@ -63,7 +64,8 @@ void write_recording_report(const nlohmann::json& recording, const po::variables
             "--plot: a recording has no thread counts to plot; give -o REPORT.html for its "
             "report");
     write_output(vm["output"].as<std::string>(),
-                 report::render_record_html(recording, vm["title"].as<std::string>()));
+                 report::render_record_html(report::record_document_from_json(recording),
+                                            vm["title"].as<std::string>()));
 }
 
 // The table and the explanation on stdout, as the run printed them.
