@@ -166,7 +166,7 @@ std::int64_t epoch_nanos(const std::string& timestamp_utc) {
     return t < 0 ? 0 : static_cast<std::int64_t>(t) * 1'000'000'000;
 }
 
-pprof::Profile pprof_profile(const workload::RunResult& run) {
+pprof::Profile run_pprof(const workload::RunResult& run) {
     if (!run.sampling) return {};
     const profiling::SamplingInfo& info = *run.sampling;
     const symbols::SymbolResolver resolver(info.modules);

@@ -40,7 +40,7 @@ int convert_perf_data(const std::string& file, const StackOutputs& outputs) {
         labels.subtitle =
             fmt::format("{}: {} samples, {} unique stacks", file, stacks.total(), stacks.size());
         return SampledStacks{std::move(stacks), labels, [&] {
-                                 return perfdata::pprof_profile(perfdata::PerfData::open(file));
+                                 return perfdata::perf_data_pprof(perfdata::PerfData::open(file));
                              }};
     });
     return 0;
@@ -97,7 +97,7 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
     outputs.write([&] {
         return SampledStacks{attribution::folded_stacks(run, attribution, outputs.leaf()),
                              attribution::flamegraph_options(run),
-                             [&] { return attribution::pprof_profile(run); }};
+                             [&] { return attribution::run_pprof(run); }};
     });
     return 0;
 }

@@ -150,7 +150,7 @@ class SamplingExtension : public RunExtension {
         stacks_.write([&] {
             return SampledStacks{attribution::folded_stacks(run, *attribution, stacks_.leaf()),
                                  attribution::flamegraph_options(run),
-                                 [&] { return attribution::pprof_profile(run); }};
+                                 [&] { return attribution::run_pprof(run); }};
         });
     }
 

@@ -591,7 +591,7 @@ exporting::pprof::Profile Replay::pprof() {
 
 }  // namespace
 
-exporting::pprof::Profile pprof_profile(const PerfData& file, const ResolveOptions& resolve) {
+exporting::pprof::Profile perf_data_pprof(const PerfData& file, const ResolveOptions& resolve) {
     exporting::PerfScriptReport report;
     exporting::PerfScriptOptions options;
     options.event = "all";

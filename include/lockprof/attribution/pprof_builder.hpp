@@ -3,8 +3,8 @@
 // lines (the functions inlined there, innermost first, then the function that holds them, under
 // the short names StackFolder and the annotation give them, resolved through the same
 // SymbolResolver; the full demangled name is the function's system name); callers at
-// their return address - 1, inside the call. Shared by sampled runs (pprof_profile() below) and
-// `lockprof record` (record/pprof_profile), so both name the same code the same way.
+// their return address - 1, inside the call. Shared by sampled runs (run_pprof() below) and
+// `lockprof record` (record/recording_pprof), so both name the same code the same way.
 #pragma once
 
 #include <cstdint>
@@ -76,6 +76,6 @@ std::int64_t epoch_nanos(const std::string& timestamp_utc);
 // build), threads (the cell's thread count), thread (the worker's index, as text: pprof drops a
 // numeric label of 0) and tid. Duration: the trials' wall time. Empty (no samples) when the run was
 // not sampled.
-exporting::pprof::Profile pprof_profile(const workload::RunResult& run);
+exporting::pprof::Profile run_pprof(const workload::RunResult& run);
 
 }  // namespace lockprof::attribution

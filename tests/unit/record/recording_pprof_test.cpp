@@ -1,6 +1,6 @@
 // A recording as a pprof profile: labels per process and thread, and cpu/nanoseconds from
 // the recorded task_clock when the samples count a hardware event.
-#include "lockprof/record/pprof_profile.hpp"
+#include "lockprof/record/recording_pprof.hpp"
 
 #include <gtest/gtest.h>
 
@@ -54,7 +54,7 @@ RecordResult recording(const std::string& event) {
 }
 
 TEST(RecordPprof, LabelsEachSampleWithItsProcessAndThread) {
-    const auto p = decode(exporting::pprof::encode_pprof(pprof_profile(recording("cpu-clock"))));
+    const auto p = decode(exporting::pprof::encode_pprof(recording_pprof(recording("cpu-clock"))));
     const auto& s = p.string_table();
     EXPECT_EQ(s[0], "");
     ASSERT_EQ(p.sample_size(), 4);
@@ -77,7 +77,7 @@ TEST(RecordPprof, LabelsEachSampleWithItsProcessAndThread) {
 }
 
 TEST(RecordPprof, HardwareSamplesShareTheThreadsTaskClock) {
-    const auto p = decode(exporting::pprof::encode_pprof(pprof_profile(recording("cycles"))));
+    const auto p = decode(exporting::pprof::encode_pprof(recording_pprof(recording("cycles"))));
     const auto& s = p.string_table();
     ASSERT_EQ(p.sample_type_size(), 3);
     EXPECT_EQ(s[p.sample_type(2).type()], "cycles");

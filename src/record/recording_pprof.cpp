@@ -1,4 +1,4 @@
-#include "lockprof/record/pprof_profile.hpp"
+#include "lockprof/record/recording_pprof.hpp"
 
 #include <map>
 #include <optional>
@@ -29,7 +29,7 @@ std::optional<std::uint64_t> cpu_clock(const std::vector<profiling::CounterReadi
 
 }  // namespace
 
-pprof::Profile pprof_profile(const RecordResult& result, const Images& images) {
+pprof::Profile recording_pprof(const RecordResult& result, const Images& images) {
     if (!result.sampling) return {};
     const profiling::SamplingInfo& info = *result.sampling;
     attribution::PprofBuilder builder(info);
