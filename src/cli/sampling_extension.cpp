@@ -106,7 +106,7 @@ class SamplingExtension : public RunExtension {
         if (!info.call_graph_note.empty()) run.notes.push_back("sampling: " + info.call_graph_note);
     }
 
-    profiling::Instrumentation* instrumentation() override { return sampler_.get(); }
+    measure::Instrumentation* instrumentation() override { return sampler_.get(); }
 
     void finish(workload::RunResult& run) override {
         if (!sampler_) return;

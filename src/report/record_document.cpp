@@ -83,7 +83,7 @@ std::string hex(std::uint64_t value) {
     return fmt::format("{:#x}", value);
 }
 
-json counters_json(const std::vector<profiling::CounterReading>& readings) {
+json counters_json(const std::vector<measure::CounterReading>& readings) {
     json out = json::array();
     for (const auto& c : readings) {
         json j = {{"event", c.event},
@@ -91,7 +91,7 @@ json counters_json(const std::vector<profiling::CounterReading>& readings) {
                   {"enabled_ns", c.enabled_ns},
                   {"running_ns", c.running_ns},
                   {"counted", c.running_ns > 0}};
-        if (auto v = profiling::scaled_value(c)) j["value"] = *v;
+        if (auto v = measure::scaled_value(c)) j["value"] = *v;
         out.push_back(std::move(j));
     }
     return out;
@@ -422,10 +422,10 @@ RecordTarget target_from(const json& j) {
 }
 
 // A reading's "counted" and "value" are derived from the others: not read.
-std::vector<profiling::CounterReading> readings_from(const json& j) {
-    std::vector<profiling::CounterReading> out;
+std::vector<measure::CounterReading> readings_from(const json& j) {
+    std::vector<measure::CounterReading> out;
     for (const auto& c : j) {
-        profiling::CounterReading r;
+        measure::CounterReading r;
         or_default(c, "event", r.event);
         or_default(c, "raw", r.raw);
         or_default(c, "enabled_ns", r.enabled_ns);
@@ -477,9 +477,9 @@ std::vector<RecordProcess> processes_from(const json& j) {
     return out;
 }
 
-profiling::Skid skid_from(const std::string& name) {
-    for (auto skid : {profiling::Skid::arbitrary, profiling::Skid::constant, profiling::Skid::zero})
-        if (profiling::skid_name(skid) == name) return skid;
+measure::Skid skid_from(const std::string& name) {
+    for (auto skid : {measure::Skid::arbitrary, measure::Skid::constant, measure::Skid::zero})
+        if (measure::skid_name(skid) == name) return skid;
     incomplete(fmt::format("\"skid\": \"{}\" is not arbitrary, constant or zero", name));
 }
 

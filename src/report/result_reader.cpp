@@ -142,22 +142,22 @@ std::vector<std::string> strings(const Node& n) {
 
 // Results written before "skid" existed: what their precise_ip means on the architecture that
 // wrote them (a hardware event whenever one was granted).
-profiling::Skid skid_from_json(const Node& j, const std::string& arch, int precise_ip) {
+measure::Skid skid_from_json(const Node& j, const std::string& arch, int precise_ip) {
     if (!j.has("skid"))
         return sampling::skid_meaning(arch == "aarch64" ? pmu::Isa::aarch64 : pmu::Isa::x86_64,
                                       precise_ip > 0, precise_ip, "")
             .skid;
     const std::string name = j["skid"].string();
-    for (auto skid : {profiling::Skid::arbitrary, profiling::Skid::constant, profiling::Skid::zero})
-        if (profiling::skid_name(skid) == name) return skid;
+    for (auto skid : {measure::Skid::arbitrary, measure::Skid::constant, measure::Skid::zero})
+        if (measure::skid_name(skid) == name) return skid;
     throw UsageError(fmt::format(
         "sampling.skid: unknown skid '{}' (arbitrary, constant or zero); the file is damaged or "
         "from a newer lockprof",
         name));
 }
 
-profiling::SamplingInfo sampling_from_json(const Node& j, const std::string& arch) {
-    profiling::SamplingInfo s;
+measure::SamplingInfo sampling_from_json(const Node& j, const std::string& arch) {
+    measure::SamplingInfo s;
     s.sampler = j["sampler"].string();
     s.sampler_reason = j["sampler_reason"].string();
     s.requested_event = j["requested_event"].string();
@@ -180,9 +180,9 @@ profiling::SamplingInfo sampling_from_json(const Node& j, const std::string& arc
         s.unwind_seconds = j.non_negative_or("unwind_s", 0);
     }
     j["modules"].each([&](const Node& m) {
-        profiling::MappedModule module{m["path"].string(),        m["start"].count(),
-                                       m["end"].count(),          m["offset"].count(),
-                                       m["permissions"].string(), m["build_id"].string()};
+        measure::MappedModule module{m["path"].string(),        m["start"].count(),
+                                     m["end"].count(),          m["offset"].count(),
+                                     m["permissions"].string(), m["build_id"].string()};
         if (module.end < module.start) m["end"].fail("is below start");
         s.modules.push_back(std::move(module));
     });
@@ -343,8 +343,8 @@ workload::ThreadResult thread_from_json(const Node& j) {
     if (j.has("read_latency_ticks")) t.read_latency = histogram_from_json(j["read_latency_ticks"]);
     if (j.has("counters"))
         j["counters"].each([&](const Node& c) {
-            profiling::CounterReading reading{c["event"].string(), c["raw"].count(),
-                                              c["enabled_ns"].count(), c["running_ns"].count()};
+            measure::CounterReading reading{c["event"].string(), c["raw"].count(),
+                                            c["enabled_ns"].count(), c["running_ns"].count()};
             if (reading.running_ns > reading.enabled_ns)
                 c["running_ns"].fail(fmt::format("{} is more than enabled_ns {}",
                                                  reading.running_ns, reading.enabled_ns));
@@ -357,7 +357,7 @@ workload::ThreadResult thread_from_json(const Node& j) {
         static_cast<std::uint32_t>(j.has("samples_pid") ? j["samples_pid"].count32() : 0);
     if (j.has("samples"))
         j["samples"].each([&](const Node& row) {
-            profiling::RawSample sample;
+            measure::RawSample sample;
             sample.ip = row[std::size_t{0}].count();
             sample.tid = row[1].count32();
             sample.time_ns = row[2].count();

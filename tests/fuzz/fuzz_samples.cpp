@@ -11,7 +11,7 @@
 using namespace lockprof;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const symbols::SymbolResolver resolver{std::vector<profiling::MappedModule>{}};
+    static const symbols::SymbolResolver resolver{std::vector<measure::MappedModule>{}};
     fuzz::refusals_only([&] {
         workload::RunResult run = report::result_from_text(fuzz::text(data, size), "fuzz");
         (void)attribution::loss_notes(run);

@@ -35,7 +35,7 @@ std::string json_text(const nlohmann::json& doc, int indent = -1);
 
 // The provenance and sampling objects of the result file, for other documents (record's).
 nlohmann::json provenance_json(const workload::Provenance& provenance);
-nlohmann::json sampling_json(const profiling::SamplingInfo& sampling);
+nlohmann::json sampling_json(const measure::SamplingInfo& sampling);
 
 // Reads a result file back (raw data only; summaries are recomputed by the caller). Throws
 // UsageError naming the file for unreadable files, other schemas and versions, and truncation.

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 #include "lockprof/record/analysis.hpp"
 #include "lockprof/record/recorder.hpp"
 #include "lockprof/record/spin.hpp"
@@ -40,13 +40,13 @@ struct RecordProcess {
     std::vector<record::TaskRecord> threads;
     std::uint64_t samples = 0;
     std::vector<record::CounterTotal> counters;  // event order; empty when none were counted
-    std::vector<profiling::CounterReading> inherited_counters;  // command: the kernel's sums
+    std::vector<measure::CounterReading> inherited_counters;  // command: the kernel's sums
 };
 
 // How the targets were sampled: the run result's sampling section without its modules, and
 // what the samples came to.
 struct RecordSampling {
-    profiling::SamplingInfo info;  // no modules: they are per process
+    measure::SamplingInfo info;  // no modules: they are per process
     std::uint64_t samples = 0;
     std::uint64_t lost = 0;
     double unresolved_share = 0;

@@ -43,7 +43,7 @@ workload::RunResult sampled_run(const std::string& arch, int precise_ip) {
     }
     cell.trials.push_back(trial);
     run.cells.push_back(cell);
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     info.event = info.requested_event = "cycles";
     info.frequency = 1000;
@@ -121,7 +121,7 @@ LoopAddresses release_test_loop_addresses(const symbols::SymbolResolver& resolve
 
 // A run of tas and cas at 2 threads whose samples are 90% in each loop's acquire loop and 10%
 // in its release, resolved against `modules`.
-workload::RunResult release_test_run(const std::vector<profiling::MappedModule>& modules,
+workload::RunResult release_test_run(const std::vector<measure::MappedModule>& modules,
                                      const std::vector<LoopAddresses>& loops) {
     workload::RunResult run = sampled_run("x86_64", 0);
     run.cells.clear();
@@ -224,12 +224,12 @@ TEST(FoldedStacks, WithoutDebugInformationTheAcquireLoopIsStillALeaf) {
 
 TEST(GatherEvidence, FollowsTheRecordedSkid) {
     auto run = sampled_run("aarch64", 2);
-    run.sampling->skid = profiling::Skid::arbitrary;
+    run.sampling->skid = measure::Skid::arbitrary;
     EXPECT_FALSE(evidence_is_precise(run));
     run = sampled_run("x86_64", 2);
-    run.sampling->skid = profiling::Skid::zero;
+    run.sampling->skid = measure::Skid::zero;
     EXPECT_TRUE(evidence_is_precise(run));
-    run.sampling->skid = profiling::Skid::constant;
+    run.sampling->skid = measure::Skid::constant;
     EXPECT_FALSE(evidence_is_precise(run));
 }
 

@@ -48,7 +48,7 @@ workload::RunResult sampled_run(const std::string& event, const std::vector<std:
     workload::RunResult run;
     run.provenance.lockprof_version = "0.1.0";
     run.provenance.timestamp_utc = "2026-12-01T12:00:00Z";
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     info.event = info.requested_event = event;
     info.frequency = 1000;
@@ -189,7 +189,7 @@ TEST(PprofProfile, UnsampledRunIsEmpty) {
 }
 
 TEST(Apportion, PartsFollowTheWeightsAndAddUp) {
-    profiling::RawSample a, b, c;
+    measure::RawSample a, b, c;
     a.weight = 1;
     b.weight = 1;
     c.weight = 2;

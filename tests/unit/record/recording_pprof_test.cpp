@@ -37,14 +37,14 @@ RecordResult recording(const std::string& event) {
         p.threads.push_back(t);
         r.processes.push_back(std::move(p));
     }
-    r.sampling = profiling::SamplingInfo{};
+    r.sampling = measure::SamplingInfo{};
     r.sampling->sampler = "perf";
     r.sampling->event = event;
     r.sampling->period = 10'000;
     const auto ip =
         reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(&record_pprof_test_work));
     for (std::uint32_t pid : {100u, 101u, 101u, 555u}) {
-        profiling::RawSample s;
+        measure::RawSample s;
         s.ip = ip + 4;
         s.pid = s.tid = pid;
         s.weight = 10'000;

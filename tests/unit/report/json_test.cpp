@@ -69,11 +69,11 @@ TEST(ResultJson, RoundTripKeepsRawData) {
 TEST(ResultJson, SamplingKeepsTheGrantedPreciseIpAndItsSkid) {
     auto run = sample_run();
     run.provenance.arch = "aarch64";
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     info.event = info.requested_event = "cycles";
-    info.precise_ip = 2;                     // granted by the arm64 kernel ...
-    info.skid = profiling::Skid::arbitrary;  // ... and meaningless there
+    info.precise_ip = 2;                   // granted by the arm64 kernel ...
+    info.skid = measure::Skid::arbitrary;  // ... and meaningless there
     info.precise_note = "note";
     run.sampling = info;
     auto doc = report::to_json(run, {});
@@ -82,26 +82,26 @@ TEST(ResultJson, SamplingKeepsTheGrantedPreciseIpAndItsSkid) {
     auto back = report::result_from_json(doc);
     ASSERT_TRUE(back.sampling);
     EXPECT_EQ(back.sampling->precise_ip, 2);
-    EXPECT_EQ(back.sampling->skid, profiling::Skid::arbitrary);
+    EXPECT_EQ(back.sampling->skid, measure::Skid::arbitrary);
     EXPECT_EQ(report::to_json(back, {})["sampling"], doc["sampling"]);
-    for (auto skid : {profiling::Skid::constant, profiling::Skid::zero}) {
-        doc["sampling"]["skid"] = std::string(profiling::skid_name(skid));
+    for (auto skid : {measure::Skid::constant, measure::Skid::zero}) {
+        doc["sampling"]["skid"] = std::string(measure::skid_name(skid));
         EXPECT_EQ(report::result_from_json(doc).sampling->skid, skid);
     }
     // Files from before the field: derived from precise_ip on the architecture that wrote them.
     doc["sampling"].erase("skid");
-    EXPECT_EQ(report::result_from_json(doc).sampling->skid, profiling::Skid::arbitrary);
+    EXPECT_EQ(report::result_from_json(doc).sampling->skid, measure::Skid::arbitrary);
     doc["provenance"]["arch"] = "x86_64";
-    EXPECT_EQ(report::result_from_json(doc).sampling->skid, profiling::Skid::zero);
+    EXPECT_EQ(report::result_from_json(doc).sampling->skid, measure::Skid::zero);
     doc["sampling"]["precise_ip"] = 1;
-    EXPECT_EQ(report::result_from_json(doc).sampling->skid, profiling::Skid::constant);
+    EXPECT_EQ(report::result_from_json(doc).sampling->skid, measure::Skid::constant);
     doc["sampling"]["skid"] = "none at all";
     EXPECT_THROW(report::result_from_json(doc), UsageError);
 }
 
 TEST(ResultJson, SamplingKeepsHowCallStacksWereTaken) {
     auto run = sample_run();
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     info.event = info.requested_event = "cpu-clock";
     info.call_graph = "dwarf";
@@ -242,7 +242,7 @@ workload::RunResult every_field_set() {
     s.watchdog_ns = 555'000'000;
     run.calibration = {1.25, 0.5};
     run.notes = {"one", "two"};
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     info.sampler_reason = "why";
     info.requested_event = "cycles";
@@ -251,7 +251,7 @@ workload::RunResult every_field_set() {
     info.period = 1000;
     info.frequency = 0;
     info.precise_ip = 1;
-    info.skid = profiling::Skid::constant;
+    info.skid = measure::Skid::constant;
     info.precise_note = "note";
     info.modules.push_back({"/bin/x", 0x1000, 0x2000, 0x10, "r-xp", "beef"});
     run.sampling = info;

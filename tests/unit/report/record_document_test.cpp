@@ -40,12 +40,12 @@ std::pair<record::RecordResult, record::RecordAnalysis> full_recording() {
     proc.inherited = {{"task_clock", 2000000, 1000, 1000}, {"cycles", 12345678, 1000, 500}};
     proc.threads.push_back({42, "pgbench", {}, true});
     r.processes = {proc};
-    r.sampling = profiling::SamplingInfo{};
+    r.sampling = measure::SamplingInfo{};
     r.sampling->sampler = "perf";
     r.sampling->event = "cycles";
     r.sampling->frequency = 999;
     r.sampling->precise_ip = 2;
-    r.sampling->skid = profiling::Skid::zero;
+    r.sampling->skid = measure::Skid::zero;
     r.sampling->precise_note = "PEBS";
     r.sampling->kernel = true;
     r.sampling->call_graph = "dwarf";
@@ -162,7 +162,7 @@ TEST(RecordDocument, RoundTripsThroughItsJson) {
     EXPECT_EQ(read.annotations.at(0).instructions.at(0).address, 0x4a1234u);
     EXPECT_EQ(read.spin_calls->functions.at(0).file_offset, 0xa1230u);
     EXPECT_EQ(read.spin_calls->profile.sites.at(0).locks.at(1), 0x7f0020u);
-    EXPECT_EQ(read.sampling->info.skid, profiling::Skid::zero);
+    EXPECT_EQ(read.sampling->info.skid, measure::Skid::zero);
     EXPECT_EQ(read.processes.at(0).inherited_counters.at(1).raw, 12345678u);
     // The report renders the same from the recording and from its file.
     EXPECT_EQ(render_record_html(r, p, "t"), render_record_html(read, "t"));

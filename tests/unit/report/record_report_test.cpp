@@ -14,8 +14,8 @@ namespace {
 
 using nlohmann::json;
 
-profiling::CounterReading reading(const std::string& event, std::uint64_t raw,
-                                  std::uint64_t running_ns = 1000) {
+measure::CounterReading reading(const std::string& event, std::uint64_t raw,
+                                std::uint64_t running_ns = 1000) {
     return {event, raw, 1000, running_ns};
 }
 
@@ -177,7 +177,7 @@ TEST(RecordReport, HtmlReportHasTheRecordingsSectionsAndNumbers) {
 // The page says how call stacks were taken, as the terminal report does.
 TEST(RecordReport, HtmlReportSaysHowCallStacksWereTaken) {
     auto r = recording();
-    r.sampling = profiling::SamplingInfo{};
+    r.sampling = measure::SamplingInfo{};
     r.sampling->call_graph = "dwarf";
     r.sampling->stack_size = 8192;
     r.sampling->unwound = 7;
@@ -229,7 +229,7 @@ TEST(RecordReport, RecordingsOfVersionOneStillRender) {
 // conversion is a cast, undefined behaviour out of range). Found by fuzz_record_json.
 TEST(RecordReport, HtmlReportRefusesNumbersItCannotHold) {
     auto r = recording();
-    r.sampling = profiling::SamplingInfo{};
+    r.sampling = measure::SamplingInfo{};
     auto p = profile_of(r);
     attribution::HotFunction f;
     f.name = f.short_name = "s_lock";
