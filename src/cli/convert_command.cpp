@@ -18,6 +18,7 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/report/json.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 namespace po = boost::program_options;
 
@@ -80,7 +81,7 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
             "convert: nothing to write; give --pprof FILE, --folded FILE or --flamegraph FILE");
     const std::string file = vm["file"].as<std::string>();
     if (is_perf_data_file(file)) return convert_perf_data(file, outputs);
-    workload::RunResult run = report::read_result(file);
+    workload::RunResult run = results::read_result(file);
     use_binary_copies(vm, run);
     if (!run.sampling || !attribution::has_raw_samples(run))
         throw UsageError(fmt::format(

@@ -23,6 +23,7 @@
 #include "lockprof/analysis/report_inputs.hpp"
 #include "lockprof/analysis/explain.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 namespace po = boost::program_options;
 
@@ -155,7 +156,7 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
         write_recording_report(*recording, vm, text);
         return 0;
     }
-    workload::RunResult run = report::read_result(file);
+    workload::RunResult run = results::read_result(file);
     use_binary_copies(vm, run);
     const auto summaries = analysis::summarize(run, verdict);
     if (text) {

@@ -1,4 +1,4 @@
-// Writing the result file; reading it back (and validating it) is result_reader.cpp.
+// Writing the result file; reading it back (and validating it) is results/result_reader.cpp.
 #include "lockprof/report/json.hpp"
 
 namespace lockprof::report {

@@ -11,16 +11,15 @@
 
 #include "lockprof/record/analysis.hpp"
 #include "lockprof/record/recorder.hpp"
+#include "lockprof/results/schema.hpp"
 
 namespace lockprof::report {
 
-// Every document lockprof writes says what it is as "schema": "lockprof.<kind>" and its
-// version as "schema_version" (docs/result-schema.md, "Naming"). Recordings written before
-// that rule say "schema": "lockprof-record", "version": 1 and hold what version 2 holds: they
-// are still read.
-inline constexpr const char* kRecordSchemaName = "lockprof.record";
-inline constexpr int kRecordSchemaVersion = 2;
-inline constexpr const char* kRecordSchemaNameV1 = "lockprof-record";
+// The recording's schema names and version (results/schema.hpp): "lockprof.record" version 2,
+// and "lockprof-record" version 1, still read.
+using results::kRecordSchemaName;
+using results::kRecordSchemaNameV1;
+using results::kRecordSchemaVersion;
 
 // `top_symbols`: rows of the hottest-symbol table; `listing_top`: functions listed
 // instruction by instruction (0: none; lock-pattern functions are listed after them).

@@ -15,6 +15,7 @@
 #include "lockprof/report/json.hpp"
 #include "lockprof/attribution/acquire_loop.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "lockprof/results/result_reader.hpp"
 #include "support/sanitizers.hpp"
 #include "support/temp_dir.hpp"
 
@@ -57,7 +58,7 @@ workload::RunResult sampled_run(const std::string& arch, int precise_ip) {
 workload::RunResult read_back_without_skid(const workload::RunResult& run) {
     auto doc = report::to_json(run, {});
     doc["sampling"].erase("skid");
-    return report::result_from_json(doc);
+    return results::result_from_json(doc);
 }
 
 bool evidence_is_precise(const workload::RunResult& run) {

@@ -11,12 +11,11 @@
 #include <fmt/format.h>
 
 #include "lockprof/common/error.hpp"
-#include "lockprof/report/json.hpp"
-#include "lockprof/report/record_report.hpp"
+#include "lockprof/results/result_reader.hpp"
 #include "lockprof/sampling/sampler.hpp"
 #include "lockprof/common/number_format.hpp"
 
-namespace lockprof::report {
+namespace lockprof::results {
 
 using nlohmann::json;
 
@@ -582,17 +581,17 @@ std::string not_a_result(const json& doc) {
 }  // namespace
 
 workload::RunResult result_from_json(const json& doc) {
-    if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kSchemaName)
+    if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kResultSchemaName)
         throw UsageError(not_a_result(doc));
     const Node root(doc);
     const int version = doc.contains("schema_version") && doc["schema_version"].is_number_integer()
                             ? doc["schema_version"].get<int>()
                             : -1;
-    if (version != kSchemaVersion)
+    if (version != kResultSchemaVersion)
         throw UsageError(fmt::format(
             "result schema version {} is not supported (this lockprof reads version {}); "
             "use the lockprof version that wrote it",
-            version, kSchemaVersion));
+            version, kResultSchemaVersion));
     workload::RunResult run;
     run.interrupted = root["interrupted"].boolean();
     if (root.has("interrupted_by") && !root["interrupted_by"].is_null())
@@ -640,4 +639,4 @@ workload::RunResult result_from_text(std::string_view text, const std::string& n
     }
 }
 
-}  // namespace lockprof::report
+}  // namespace lockprof::results
