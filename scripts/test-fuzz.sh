@@ -22,12 +22,16 @@ for tool in clang++ ninja cmake; do
   }
 done
 
-# -O1 and line tables only: quick to build, and sanitizer reports still name file:line. CXXFLAGS
-# is left out: test.sh's is GCC's (-fno-var-tracking-assignments), which clang refuses.
-env -u CXXFLAGS cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=clang++ \
-  "-DCMAKE_CXX_FLAGS=-O1 -gline-tables-only" -DLOCKPROF_FUZZ=ON -DLOCKPROF_BUILD_TESTS=OFF \
-  ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} \
-  >/dev/null
+# A build folder already configured for fuzzing (scripts/test.sh's ASan+UBSan build, which
+# builds the tests too) is used as it is. Otherwise: -O1 and line tables only, quick to build,
+# and sanitizer reports still name file:line. CXXFLAGS is left out: test.sh's is GCC's
+# (-fno-var-tracking-assignments), which clang refuses.
+if ! grep -qs '^LOCKPROF_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
+  env -u CXXFLAGS cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=clang++ \
+    "-DCMAKE_CXX_FLAGS=-O1 -gline-tables-only" -DLOCKPROF_FUZZ=ON -DLOCKPROF_BUILD_TESTS=OFF \
+    ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} \
+    >/dev/null
+fi
 echo "== fuzz targets: build =="
 ninja -C "$build" fuzz_targets | { grep -v '^\[' || true; }
 

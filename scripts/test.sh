@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what is missing, builds (and lockprof
-# alone without -g, build-release/), runs every
-# test through CTest, then the unit, CLI and integration tests under ASan+UBSan and the unit
-# tests under TSan, then the fuzz targets for a
-# bounded time (clang, libFuzzer; scripts/test-fuzz.sh), then the aarch64 stage (cross build,
-# qemu-user; scripts/test-aarch64.sh), then the emulated arm64 system stage (a real kernel PMU
-# driver under qemu-system-aarch64; scripts/test-arm-system.sh).
+# alone without -g, build-release/), runs every test through CTest, then the unit, CLI and
+# integration tests under ASan+UBSan (clang; the same build makes the fuzz targets) and the unit
+# tests under TSan (GCC), then the fuzz targets for a bounded time (libFuzzer;
+# scripts/test-fuzz.sh), then the aarch64 stage (cross build, qemu-user;
+# scripts/test-aarch64.sh), then the emulated arm64 system stage (a real kernel PMU driver under
+# qemu-system-aarch64; scripts/test-arm-system.sh). The tests' own code compiles -Og in every
+# build (tests/CMakeLists.txt says which parts keep the build's flags).
 #   LOCKPROF_SKIP_SANITIZERS=1 scripts/test.sh   skips the sanitizer builds (local iteration)
 #   LOCKPROF_SKIP_FUZZ=1 scripts/test.sh         skips the fuzz stage
 #   LOCKPROF_SKIP_AARCH64=1 scripts/test.sh      skips both aarch64 stages
@@ -74,15 +75,26 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     # (trials, samplers); a TSan lockprof would mostly re-run them.
     targets=(lockprof_unit_tests)
     labels=unit
+    # -O1 keeps the instrumented build and its tests quick; -g because the symbol tests read
+    # source lines and inline chains from DWARF.
+    configure=(cmake "-DCMAKE_CXX_FLAGS=-O1 -g $CXXFLAGS")
     if [[ $sanitizer == address,undefined ]]; then
       targets+=(lockprof lockprof_cli_tests lockprof_integration_tests)
       labels="unit|cli|integration"
+      # clang: UBSan instrumentation compiled one library batch in 61 s against GCC 12's 131 s
+      # (the 2-core VM). CXXFLAGS is GCC's (-fno-var-tracking-assignments), which clang refuses.
+      configure=(env -u CXXFLAGS cmake -DCMAKE_CXX_FLAGS="-O1 -g" -DCMAKE_CXX_COMPILER=clang++)
+      if [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
+        # This build is also the fuzz stage's: LOCKPROF_FUZZ adds libFuzzer's coverage
+        # instrumentation to the libraries (not to the test programs) and the fuzz targets.
+        configure+=(-DLOCKPROF_FUZZ=ON)
+        targets+=(fuzz_targets)
+        export LOCKPROF_FUZZ_BUILD="$dir"
+      fi
     fi
     stage "sanitizer ${sanitizer%%,*}"
     echo "== tests under -fsanitize=$sanitizer (labels $labels) =="
-    # -O1 keeps the instrumented build and its tests quick; -g because the symbol tests read
-    # source lines and inline chains from DWARF.
-    cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g $CXXFLAGS" \
+    "${configure[@]}" -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None \
       -DLOCKPROF_SANITIZE="$sanitizer" >/dev/null
     ninja -C "$dir" "${targets[@]}" | { grep -v '^\[' || true; }
     runner=()
@@ -93,10 +105,10 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
 fi
 
 if [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
-  # Every parser of outside input under libFuzzer, ASan and UBSan: its own clang build of the
-  # fuzz targets and the libraries they need (build-fuzz/), then each target for
-  # LOCKPROF_FUZZ_SECONDS (10) s. Mostly the build: with 15 s per target the stage took 442 s
-  # from a clean build-fuzz/ on the 2-core development VM while other builds ran (load 12).
+  # Every parser of outside input under libFuzzer, ASan and UBSan, each target for
+  # LOCKPROF_FUZZ_SECONDS (10) s. The targets were built with the ASan+UBSan stage's clang
+  # build (LOCKPROF_FUZZ_BUILD); with the sanitizer stages skipped, test-fuzz.sh builds them in
+  # build-fuzz/ itself.
   stage fuzz
   "$root/scripts/test-fuzz.sh"
 fi

@@ -57,7 +57,6 @@ class SweepProgress {
     Clock::time_point start_;
     std::size_t verified_ = 0;  // verification steps started (all but the last one done)
     std::size_t measured_ = 0;  // measured steps started
-    bool in_verification_ = false;
     std::optional<Clock::time_point> first_measured_;  // when the first measured step started
     bool show_time_left_ = false;                      // the sweep takes kShowTimeLeftFrom or more
 };

@@ -447,13 +447,25 @@ std::string absolute_source(const char* comp_dir, const char* file) {
     return (std::filesystem::path(comp_dir) / file).lexically_normal().string();
 }
 
-// DWARF line info: source file and line of `address`, {"", 0} without it.
-std::pair<std::string, int> line_of(Dwfl_Module* module, std::uint64_t address) {
+// DWARF line info through libdwfl: source file and line of `address`, {"", 0} without it.
+std::pair<std::string, int> dwfl_line_of(Dwfl_Module* module, std::uint64_t address) {
     Dwfl_Line* line = dwfl_module_getsrc(module, address);
     if (!line) return {};
     int line_number = 0;
     const char* source = dwfl_lineinfo(line, nullptr, &line_number, nullptr, nullptr, nullptr);
     return {absolute_source(dwfl_line_comp_dir(line), source), line_number};
+}
+
+// The same from the line table of a compile unit found without libdwfl's help (unit_at).
+std::pair<std::string, int> unit_line_of(Dwarf_Die* unit, Dwarf_Addr pc) {
+    Dwarf_Line* line = dwarf_getsrc_die(unit, pc);
+    if (!line) return {};
+    int line_number = 0;
+    if (dwarf_lineno(line, &line_number) != 0) return {};
+    Dwarf_Attribute comp_dir;
+    return {absolute_source(dwarf_formstring(dwarf_attr(unit, DW_AT_comp_dir, &comp_dir)),
+                            dwarf_linesrc(line, nullptr, nullptr)),
+            line_number};
 }
 
 }  // namespace
@@ -494,6 +506,12 @@ struct FunctionRange {
     Dwarf_Addr low = 0, high = 0;
     Dwarf_Die die{};
 };
+// A pc range of a compile unit, its DIE and the module's bias.
+struct UnitRange {
+    Dwarf_Addr low = 0, high = 0;
+    Dwarf_Die die{};
+    Dwarf_Addr bias = 0;
+};
 
 struct SymbolResolver::Impl {
     // Per module, its function symbols by address in symbol-table order, built on the first
@@ -526,6 +544,47 @@ struct SymbolResolver::Impl {
     // libdwfl's module for a mapped address; nullptr outside every recorded mapping.
     Dwfl_Module* module_at(std::uint64_t address) const {
         return range_of(mapped, address) != mapped.end() ? dwfl_addrmodule(dwfl, address) : nullptr;
+    }
+
+    // Per module without .debug_aranges, its compile units' pc ranges sorted by start, read on
+    // first need (unit_at).
+    std::map<Dwfl_Module*, std::vector<UnitRange>> unit_ranges;
+    // The compile unit whose code holds `address`, and the module's bias in *bias. libdwfl
+    // finds it through .debug_aranges, which clang does not write unless told to
+    // (-gdwarf-aranges) and elfutils 0.188 (Debian 12) does not make up from the units
+    // themselves: without them every line and inline chain of a clang-built program was
+    // missing. Then the units' own ranges (DW_AT_low_pc/high_pc or DW_AT_ranges) are searched.
+    Dwarf_Die* unit_at(Dwfl_Module* module, std::uint64_t address, Dwarf_Addr* bias) {
+        if (Dwarf_Die* unit = dwfl_module_addrdie(module, address, bias)) return unit;
+        auto [entry, first] = unit_ranges.try_emplace(module);
+        std::vector<UnitRange>& units = entry->second;
+        if (first) {
+            Dwarf_Addr unit_bias = 0;
+            for (Dwarf_Die* unit = dwfl_module_nextcu(module, nullptr, &unit_bias); unit;
+                 unit = dwfl_module_nextcu(module, unit, &unit_bias)) {
+                Dwarf_Addr base = 0, low = 0, high = 0;
+                for (ptrdiff_t at = 0; (at = dwarf_ranges(unit, at, &base, &low, &high)) > 0;)
+                    if (high > low) units.push_back({low, high, *unit, unit_bias});
+            }
+            std::sort(units.begin(), units.end(),
+                      [](const UnitRange& a, const UnitRange& b) { return a.low < b.low; });
+        }
+        if (units.empty()) return nullptr;
+        // Ranges of different units do not overlap: the last one starting at or below pc.
+        const Dwarf_Addr pc = address - units.front().bias;
+        auto it = std::upper_bound(units.begin(), units.end(), pc,
+                                   [](Dwarf_Addr a, const UnitRange& u) { return a < u.low; });
+        if (it == units.begin() || pc >= std::prev(it)->high) return nullptr;
+        *bias = std::prev(it)->bias;
+        return &std::prev(it)->die;
+    }
+
+    // Source file and line of `address` in `module`, {"", 0} without line information.
+    std::pair<std::string, int> line_of(Dwfl_Module* module, std::uint64_t address) {
+        if (auto line = dwfl_line_of(module, address); line.second > 0) return line;
+        Dwarf_Addr bias = 0;
+        Dwarf_Die* unit = unit_at(module, address, &bias);
+        return unit ? unit_line_of(unit, address - bias) : std::pair<std::string, int>{};
     }
 
     ~Impl() {
@@ -674,7 +733,7 @@ Location SymbolResolver::lookup(std::uint64_t address, bool with_line) const {
                 loc.symbol_size = stub->size;
             }
         }
-        if (with_line) std::tie(loc.source_file, loc.source_line) = line_of(module, address);
+        if (with_line) std::tie(loc.source_file, loc.source_line) = impl_->line_of(module, address);
     }
     return loc;
 }
@@ -683,7 +742,7 @@ std::pair<std::string, int> SymbolResolver::source_line(std::uint64_t address) c
     if (auto it = impl_->cache.find(address); it != impl_->cache.end())
         return {it->second.source_file, it->second.source_line};
     Dwfl_Module* module = impl_->module_at(address);
-    return module ? line_of(module, address) : std::pair<std::string, int>{};
+    return module ? impl_->line_of(module, address) : std::pair<std::string, int>{};
 }
 
 std::vector<std::string> SymbolResolver::inlined_at(std::uint64_t address) const {
@@ -758,7 +817,7 @@ std::vector<SymbolResolver::InlinedCall> SymbolResolver::inlined_calls(
     std::vector<InlinedCall> calls;
     Dwfl_Module* module = impl_->module_at(address);
     Dwarf_Addr bias = 0;
-    Dwarf_Die* cu = module ? dwfl_module_addrdie(module, address, &bias) : nullptr;
+    Dwarf_Die* cu = module ? impl_->unit_at(module, address, &bias) : nullptr;
     if (!cu) return impl_->inline_cache.emplace(address, calls).first->second;
     const Dwarf_Addr pc = address - bias;
     auto [unit, first] = impl_->functions.try_emplace(cu->addr);

@@ -3,7 +3,9 @@
 
 #include "lockprof/symbols/disassembler.hpp"
 #include "support/sanitizers.hpp"
+#include "support/temp_dir.hpp"
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -42,6 +45,36 @@ TEST(SymbolResolver, ResolvesAFunctionOfThisProcess) {
     EXPECT_NE(loc.module.find("lockprof_unit_tests"), std::string::npos) << loc.module;
     EXPECT_NE(loc.source_file.find("resolver_test.cpp"), std::string::npos) << loc.source_file;
     EXPECT_GT(loc.source_line, 0);
+}
+
+// clang writes no .debug_aranges unless told to (-gdwarf-aranges), and libdwfl of elfutils 0.188
+// finds a unit only through them: lines and inline chains of clang-built code were missing.
+TEST(SymbolResolver, LinesOfClangBuiltCodeWithoutArangesAreFound) {
+    if (std::system("command -v clang++ >/dev/null 2>&1") != 0)
+        GTEST_SKIP() << "clang++ is not installed (scripts/setup.sh --extras installs it)";
+    const test::TempDir dir;
+    const auto source = dir.path / "clang_lines.cpp";
+    const auto library = dir.path / "libclang_lines.so";
+    std::ofstream(source) << "extern \"C\" int lockprof_clang_lines(int x) {\n"
+                             "    return x * 7 + 3;\n"
+                             "}\n";
+    const std::string compile =
+        "clang++ -O1 -g -fPIC -shared -o '" + library.string() + "' '" + source.string() + "'";
+    ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+    void* handle = dlopen(library.c_str(), RTLD_NOW);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    auto* function = reinterpret_cast<int (*)(int)>(dlsym(handle, "lockprof_clang_lines"));
+    ASSERT_NE(function, nullptr);
+    EXPECT_EQ(function(1), 10);
+    const auto resolver = SymbolResolver::for_process();
+    const auto loc = resolver.resolve(reinterpret_cast<std::uint64_t>(function));
+    EXPECT_EQ(loc.symbol, "lockprof_clang_lines");
+    EXPECT_EQ(loc.source_file, source.string());
+    EXPECT_GE(loc.source_line, 1);
+    EXPECT_LE(loc.source_line, 2);
+    EXPECT_EQ(resolver.source_line(reinterpret_cast<std::uint64_t>(function)).first,
+              source.string());
+    dlclose(handle);
 }
 
 // No ELF symbol covers a PLT stub: it is named after the function it jumps to, as perf names it
