@@ -11,7 +11,7 @@ std::vector<CellEvidence> gather_evidence(const workload::RunResult& run,
     if (attribution && run.sampling)
         for (std::size_t i = 0; i < evidence.size() && i < attribution->cells.size(); ++i)
             add_instruction_evidence(attribution->cells[i],
-                                     run.sampling->skid == profiling::Skid::zero, evidence[i]);
+                                     run.sampling->skid == measure::Skid::zero, evidence[i]);
     return evidence;
 }
 

@@ -213,8 +213,8 @@ using annotate_detail::SampledFunctions;
 namespace {
 
 // Each sampled address's weight, and the cell's totals.
-std::map<std::uint64_t, double> weigh_samples(
-    const std::vector<const profiling::RawSample*>& samples, CellAnnotation& a) {
+std::map<std::uint64_t, double> weigh_samples(const std::vector<const measure::RawSample*>& samples,
+                                              CellAnnotation& a) {
     std::map<std::uint64_t, double> weight_at;
     for (const auto* s : samples) {
         weight_at[s->ip] += static_cast<double>(s->weight);
@@ -402,7 +402,7 @@ void add_unnamed_callee_weights(const symbols::SymbolResolver& resolver,
 
 }  // namespace
 
-CellAnnotation Annotator::annotate(const std::vector<const profiling::RawSample*>& samples,
+CellAnnotation Annotator::annotate(const std::vector<const measure::RawSample*>& samples,
                                    std::uint64_t lost) {
     const auto& resolver = impl_->resolver;
     const auto& options = impl_->options;

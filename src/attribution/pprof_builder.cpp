@@ -13,12 +13,12 @@ namespace lockprof::attribution {
 
 namespace pprof = exporting::pprof;
 
-bool samples_weigh_time(const profiling::SamplingInfo& sampling) {
+bool samples_weigh_time(const measure::SamplingInfo& sampling) {
     return sampling.sampler == "timer" || sampling.event == "cpu-clock" ||
            sampling.event == "task-clock";
 }
 
-PprofBuilder::PprofBuilder(const profiling::SamplingInfo& sampling)
+PprofBuilder::PprofBuilder(const measure::SamplingInfo& sampling)
     : weighs_time_(samples_weigh_time(sampling)) {
     profile_.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}};
     if (weighs_time_) {
@@ -35,7 +35,7 @@ PprofBuilder::PprofBuilder(const profiling::SamplingInfo& sampling)
     }
 }
 
-std::size_t PprofBuilder::add_address_space(const std::vector<profiling::MappedModule>& modules,
+std::size_t PprofBuilder::add_address_space(const std::vector<measure::MappedModule>& modules,
                                             const symbols::SymbolResolver& resolver) {
     Space space;
     space.resolver = &resolver;
@@ -109,7 +109,7 @@ std::uint64_t PprofBuilder::location(std::size_t space_index, std::uint64_t addr
     return it->second;
 }
 
-void PprofBuilder::add(std::size_t space, const profiling::RawSample& sample, std::int64_t cpu_ns,
+void PprofBuilder::add(std::size_t space, const measure::RawSample& sample, std::int64_t cpu_ns,
                        std::vector<pprof::Label> labels) {
     pprof::Sample s;
     s.location_ids.reserve(sample.callchain.size() + 1);
@@ -138,7 +138,7 @@ pprof::Profile PprofBuilder::finish(std::int64_t duration_ns, std::int64_t time_
 }
 
 std::vector<std::int64_t> apportion(std::uint64_t total,
-                                    const std::vector<const profiling::RawSample*>& samples) {
+                                    const std::vector<const measure::RawSample*>& samples) {
     std::vector<std::int64_t> out(samples.size(), 0);
     unsigned __int128 weights = 0;
     for (const auto* s : samples) weights += s->weight;
@@ -166,9 +166,9 @@ std::int64_t epoch_nanos(const std::string& timestamp_utc) {
     return t < 0 ? 0 : static_cast<std::int64_t>(t) * 1'000'000'000;
 }
 
-pprof::Profile pprof_profile(const workload::RunResult& run) {
+pprof::Profile run_pprof(const workload::RunResult& run) {
     if (!run.sampling) return {};
-    const profiling::SamplingInfo& info = *run.sampling;
+    const measure::SamplingInfo& info = *run.sampling;
     const symbols::SymbolResolver resolver(info.modules);
     PprofBuilder builder(info);
     const std::size_t space = builder.add_address_space(info.modules, resolver);
@@ -178,7 +178,7 @@ pprof::Profile pprof_profile(const workload::RunResult& run) {
         for (const auto& trial : cell.trials) {
             wall_ns += trial.wall_ns;
             for (const auto& thread : trial.threads) {
-                std::vector<const profiling::RawSample*> samples;
+                std::vector<const measure::RawSample*> samples;
                 for (const auto& s : thread.samples) samples.push_back(&s);
                 const auto cpu = builder.weighs_time() ? std::vector<std::int64_t>{}
                                                        : apportion(thread.cpu_ns, samples);

@@ -52,7 +52,7 @@ std::vector<CellAnnotation> annotate_cells(const workload::RunResult& run,
     Annotator annotator(resolver, options);
     std::vector<CellAnnotation> out;
     for (const auto& cell : run.cells) {
-        std::vector<const profiling::RawSample*> samples;
+        std::vector<const measure::RawSample*> samples;
         std::uint64_t lost = 0;
         for (const auto& trial : cell.trials)
             for (const auto& thread : trial.threads) {

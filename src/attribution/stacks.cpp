@@ -67,7 +67,7 @@ std::string StackFolder::leaf(std::uint64_t ip, bool with_function) const {
     return out;
 }
 
-std::vector<std::string> StackFolder::frames(std::string root, const profiling::RawSample& sample) {
+std::vector<std::string> StackFolder::frames(std::string root, const measure::RawSample& sample) {
     std::vector<std::string> out;
     out.reserve(sample.callchain.size() + 4);
     out.push_back(std::move(root));

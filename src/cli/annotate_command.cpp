@@ -18,6 +18,7 @@
 #include "lockprof/analysis/report_inputs.hpp"
 #include "lockprof/report/annotation_report.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 namespace po = boost::program_options;
 
@@ -55,7 +56,7 @@ int annotate_command(const std::vector<std::string>& args, const std::vector<std
     if (!vm.count("file"))
         throw UsageError("annotate: which result? give the file written by --samples-out");
     const std::string file = vm["file"].as<std::string>();
-    workload::RunResult run = report::read_result(file);
+    workload::RunResult run = results::read_result(file);
     use_binary_copies(vm, run);
     bool has_samples = false;
     for (const auto& cell : run.cells)

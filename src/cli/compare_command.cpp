@@ -16,6 +16,7 @@
 #include "lockprof/common/parse.hpp"
 #include "lockprof/report/compare_report.hpp"
 #include "lockprof/report/json.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 namespace po = boost::program_options;
 
@@ -90,7 +91,7 @@ int compare_command(const std::vector<std::string>& args, const std::vector<std:
 
     // Read everything first: a bad file fails before any output.
     std::vector<report::ComparedFile> loaded;
-    for (const auto& file : files) loaded.push_back({file, report::read_result(file)});
+    for (const auto& file : files) loaded.push_back({file, results::read_result(file)});
     std::vector<report::FileComparison> compared;
     for (std::size_t i = 1; i < loaded.size(); ++i)
         compared.push_back(

@@ -18,6 +18,7 @@
 #include "lockprof/common/error.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
 #include "lockprof/report/json.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 namespace po = boost::program_options;
 
@@ -40,7 +41,7 @@ int convert_perf_data(const std::string& file, const StackOutputs& outputs) {
         labels.subtitle =
             fmt::format("{}: {} samples, {} unique stacks", file, stacks.total(), stacks.size());
         return SampledStacks{std::move(stacks), labels, [&] {
-                                 return perfdata::pprof_profile(perfdata::PerfData::open(file));
+                                 return perfdata::perf_data_pprof(perfdata::PerfData::open(file));
                              }};
     });
     return 0;
@@ -80,7 +81,7 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
             "convert: nothing to write; give --pprof FILE, --folded FILE or --flamegraph FILE");
     const std::string file = vm["file"].as<std::string>();
     if (is_perf_data_file(file)) return convert_perf_data(file, outputs);
-    workload::RunResult run = report::read_result(file);
+    workload::RunResult run = results::read_result(file);
     use_binary_copies(vm, run);
     if (!run.sampling || !attribution::has_raw_samples(run))
         throw UsageError(fmt::format(
@@ -97,7 +98,7 @@ int convert_command(const std::vector<std::string>& args, const std::vector<std:
     outputs.write([&] {
         return SampledStacks{attribution::folded_stacks(run, attribution, outputs.leaf()),
                              attribution::flamegraph_options(run),
-                             [&] { return attribution::pprof_profile(run); }};
+                             [&] { return attribution::run_pprof(run); }};
     });
     return 0;
 }

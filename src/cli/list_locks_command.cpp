@@ -1,7 +1,6 @@
 // `lockprof list-locks`: every runnable lock with its flavour, delay policies and description;
 // with --disasm, the machine code of each lock's acquire path per ISA flavour, with the lock's own
-// out-of-line functions it reaches.
-#include <algorithm>
+// out-of-line functions it reaches (found here, rendered by report/lock_list).
 #include <iostream>
 #include <map>
 #include <optional>
@@ -15,7 +14,7 @@
 #include "lockprof/arch/cpu.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/common/files.hpp"
-#include "lockprof/report/text_table.hpp"
+#include "lockprof/report/lock_list.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
 #include "lockprof/workload/runnable_locks.hpp"
@@ -25,14 +24,7 @@ namespace po = boost::program_options;
 namespace lockprof::cli {
 namespace {
 
-struct AcquireCode {
-    std::string symbol;  // demangled
-    std::vector<symbols::Instruction> instructions;
-    // The lock's own functions the acquire path calls or jumps to, kept out of line by the
-    // compiler or the lock (qspinlock's slow path, event-mutex's spin-then-wait): where the
-    // contended acquire's atomics are. Each once, in the order first reached.
-    std::vector<symbols::FunctionCode> callees;
-};
+using report::AcquireCode;
 
 // Lock code is in namespace lockprof::locks (every flavour's inline namespace inside it).
 constexpr std::string_view kLockCode = "_ZN8lockprof5locks";
@@ -87,34 +79,6 @@ AcquireCode find_acquire_code(
     return code;
 }
 
-// One function's instructions, atomics starred, branches inside it as offsets.
-void print_instructions(const std::vector<symbols::Instruction>& instructions) {
-    if (instructions.empty()) return;
-    for (const auto& insn : instructions) {
-        std::string text = insn.text();
-        // Branches inside the function would repeat its long name; the offset says enough.
-        const auto plus = insn.reference.rfind('+');
-        const bool inside = insn.branch_target &&
-                            *insn.branch_target >= instructions.front().address &&
-                            *insn.branch_target <= instructions.back().address;
-        if (inside && plus != std::string::npos)
-            text += fmt::format(" <{}>", insn.reference.substr(plus));
-        else if (!insn.reference.empty())
-            text += fmt::format(" <{}>", insn.reference);
-        std::cout << fmt::format("  {} {:>8x}:  {}\n", insn.is_atomic() ? "*" : " ", insn.address,
-                                 text);
-    }
-}
-
-void add_atomics(const std::vector<symbols::Instruction>& instructions, std::string& atomics) {
-    for (const auto& insn : instructions) {
-        if (!insn.is_atomic()) continue;
-        const std::string shown = insn.mnemonic == "bl" ? "bl " + insn.reference : insn.mnemonic;
-        if ((", " + atomics + ", ").find(", " + shown + ", ") == std::string::npos)
-            atomics += (atomics.empty() ? "" : ", ") + shown;
-    }
-}
-
 void print_disassembly(const std::vector<const workload::RunnableLock*>& locks,
                        std::optional<arch::Delay> delay, const std::string& objdump) {
     const auto resolver = symbols::SymbolResolver::for_process();
@@ -123,33 +87,11 @@ void print_disassembly(const std::vector<const workload::RunnableLock*>& locks,
     for (const auto* lock : locks) {
         const arch::Delay d = delay.value_or(lock->default_delay());
         if (!lock->accepts(d)) {
-            std::cout << fmt::format("{} (delay {}): not accepted by this lock\n\n", lock->name,
-                                     arch::delay_name(d));
+            std::cout << report::render_delay_not_accepted(*lock, d);
             continue;
         }
         const AcquireCode code = find_acquire_code(*lock, d, resolver, disassembler, functions_of);
-        std::string atomics;
-        add_atomics(code.instructions, atomics);
-        std::size_t called = 0;
-        for (const auto& callee : code.callees) {
-            add_atomics(callee.instructions, atomics);
-            called += callee.instructions.size();
-        }
-        const std::string calls =
-            code.callees.empty()
-                ? ""
-                : fmt::format(" and {} in the {} lock function{} it calls", called,
-                              code.callees.size(), code.callees.size() == 1 ? "" : "s");
-        std::cout << fmt::format("{} (delay {}): acquire path, {} instructions{}; atomics: {}\n",
-                                 lock->name, arch::delay_name(d), code.instructions.size(), calls,
-                                 atomics.empty() ? "none" : atomics);
-        std::cout << fmt::format("  {}\n", code.symbol);
-        print_instructions(code.instructions);
-        for (const auto& callee : code.callees) {
-            std::cout << fmt::format("  called: {}\n", callee.name);
-            print_instructions(callee.instructions);
-        }
-        std::cout << "\n";
+        std::cout << report::render_acquire_code(*lock, d, code);
     }
 }
 
@@ -210,38 +152,7 @@ int list_locks_command(const std::vector<std::string>& args, const std::vector<s
         print_disassembly(selected, delay, objdump);
         return 0;
     }
-    report::TextTable table;
-    using A = report::TextTable::Align;
-    table.set_header({"lock", "delays (default first)", "description"},
-                     {A::left, A::left, A::left});
-    const bool flavours =
-        std::any_of(workload::lock_catalog().begin(), workload::lock_catalog().end(),
-                    [](const auto& lock) { return !lock.flavour.empty(); });
-    for (const auto& lock : workload::lock_catalog()) {
-        std::string delays(arch::delay_name(lock.default_delay()));
-        for (auto d : arch::kAllDelays)
-            if (lock.accepts(d) && d != lock.default_delay())
-                delays += fmt::format(", {}", arch::delay_name(d));
-        std::string description = lock.description;
-        if (lock.needs_lse && !arch::cpu_has_lse()) description += " [needs LSE: not on this CPU]";
-        if (flavours && lock.flavour_independent) description += " [the same in every flavour]";
-        if (lock.shared) description += " [shared mode: --read-fraction]";
-        table.add_row({lock.name, delays, description});
-    }
-    std::cout << table.render();
-    if (arch::kArchName == "x86_64")
-        std::cout << "\npg13-slock, pg15-slock, pg18-slock and pg-slock differ only on arm64: on "
-                     "x86_64 every PostgreSQL\nrelease builds the same spinlock "
-                     "(docs/pg-slock.md).\n";
-    std::cout << "\nrw-cas and spin-rw have a shared mode: --read-fraction F takes that share of "
-                 "each worker's\nacquires shared (lock_shared); every other lock takes all "
-                 "acquires exclusive. lockref and\nrefcount are not locks: one \"acquire\" is a "
-                 "get (take a reference: lockref's CAS of its\nlock+count word, refcount's atomic "
-                 "increment) and its \"release\" the put; neither excludes.\n";
-    std::cout << fmt::format(
-        "\nDelay policies: none (tight loop), pause (x86 PAUSE), yield (aarch64 YIELD), isb "
-        "(aarch64 ISB),\nwfe (aarch64: sleep on the lock word's exclusive monitor until it "
-        "is written). Choose with --delay.\n");
+    std::cout << report::render_lock_list(workload::lock_catalog());
     return 0;
 }
 

@@ -29,7 +29,7 @@ class PmuExtension : public RunExtension {
         if (!plan->events.empty()) instrumentation_.emplace(std::move(*plan));
     }
 
-    profiling::Instrumentation* instrumentation() override {
+    measure::Instrumentation* instrumentation() override {
         return instrumentation_ ? &*instrumentation_ : nullptr;
     }
 

@@ -14,6 +14,7 @@
 #include "cli/interrupts.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/report/json.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 namespace lockprof::cli {
 namespace {
@@ -134,7 +135,7 @@ void run_in_processes(const std::vector<std::string>& args, unsigned processes,
         if (!written)
             throw Error(
                 fmt::format("--processes: process {} of {} wrote no result", p + 1, processes));
-        merge(run, report::read_result(file), p, ran == 0);
+        merge(run, results::read_result(file), p, ran == 0);
         ++ran;
         if (code == 3) {
             stall = fmt::format("process {} of {} stalled (its stderr above says where)", p + 1,

@@ -23,7 +23,7 @@
 #include "lockprof/common/parse.hpp"
 #include "lockprof/common/signal_name.hpp"
 #include "lockprof/export/flamegraph_svg.hpp"
-#include "lockprof/record/pprof_profile.hpp"
+#include "lockprof/record/recording_pprof.hpp"
 #include "lockprof/record/analysis.hpp"
 #include "lockprof/record/recorder.hpp"
 #include "lockprof/report/json.hpp"
@@ -286,7 +286,7 @@ void write_outputs(const RecordPlan& plan, const record::RecordResult& result) {
             exporting::sampled_flamegraph_options(
                 "lockprof record", plan.target,
                 fmt::format("{} samples of {}", profile.samples, event), event),
-            [&] { return record::pprof_profile(result, images); }};
+            [&] { return record::recording_pprof(result, images); }};
     });
 }
 

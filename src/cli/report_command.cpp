@@ -17,11 +17,13 @@
 #include "lockprof/report/html_report.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/plot.hpp"
+#include "lockprof/report/record_document.hpp"
 #include "lockprof/report/record_report.hpp"
 #include "lockprof/report/run_report.hpp"
 #include "lockprof/analysis/report_inputs.hpp"
 #include "lockprof/analysis/explain.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 namespace po = boost::program_options;
 
@@ -63,7 +65,8 @@ void write_recording_report(const nlohmann::json& recording, const po::variables
             "--plot: a recording has no thread counts to plot; give -o REPORT.html for its "
             "report");
     write_output(vm["output"].as<std::string>(),
-                 report::render_record_html(recording, vm["title"].as<std::string>()));
+                 report::render_record_html(report::record_document_from_json(recording),
+                                            vm["title"].as<std::string>()));
 }
 
 // The table and the explanation on stdout, as the run printed them.
@@ -153,7 +156,7 @@ int report_command(const std::vector<std::string>& args, const std::vector<std::
         write_recording_report(*recording, vm, text);
         return 0;
     }
-    workload::RunResult run = report::read_result(file);
+    workload::RunResult run = results::read_result(file);
     use_binary_copies(vm, run);
     const auto summaries = analysis::summarize(run, verdict);
     if (text) {

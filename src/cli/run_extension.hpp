@@ -12,7 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "lockprof/analysis/summary.hpp"
-#include "lockprof/profiling/instrument.hpp"
+#include "lockprof/measure/instrument.hpp"
 #include "lockprof/workload/results.hpp"
 #include "lockprof/workload/spec.hpp"
 
@@ -27,7 +27,7 @@ class RunExtension {
     virtual void configure(const boost::program_options::variables_map& vm,
                            const workload::RunSpec& spec, workload::RunResult& run) = 0;
     // Per-thread instrumentation for the sweep, or nullptr.
-    virtual profiling::Instrumentation* instrumentation() { return nullptr; }
+    virtual measure::Instrumentation* instrumentation() { return nullptr; }
     // After the sweep (also after an interrupt): adds to the result before it is summarised.
     virtual void finish(workload::RunResult&) {}
     // Extra human output after the table (explanations, annotations) and extra files.

@@ -106,7 +106,7 @@ class SamplingExtension : public RunExtension {
         if (!info.call_graph_note.empty()) run.notes.push_back("sampling: " + info.call_graph_note);
     }
 
-    profiling::Instrumentation* instrumentation() override { return sampler_.get(); }
+    measure::Instrumentation* instrumentation() override { return sampler_.get(); }
 
     void finish(workload::RunResult& run) override {
         if (!sampler_) return;
@@ -150,7 +150,7 @@ class SamplingExtension : public RunExtension {
         stacks_.write([&] {
             return SampledStacks{attribution::folded_stacks(run, *attribution, stacks_.leaf()),
                                  attribution::flamegraph_options(run),
-                                 [&] { return attribution::pprof_profile(run); }};
+                                 [&] { return attribution::run_pprof(run); }};
         });
     }
 

@@ -170,7 +170,7 @@ class Replay {
     std::string tid_text_;
     bool collect_ = false;
     std::size_t collected_event_ = kNoFile;
-    std::vector<profiling::RawSample> collected_;
+    std::vector<measure::RawSample> collected_;
 };
 
 std::size_t Replay::event_of_sample(const unsigned char* body, std::size_t size) const {
@@ -385,7 +385,7 @@ void Replay::sample(const perf_event_header& h, const unsigned char* body, std::
         // As lockprof's ring buffers keep a sample: the IP, then the call chain without context
         // markers, zeros and the first frame equal to the IP.
         collected_event_ = event;
-        profiling::RawSample raw;
+        measure::RawSample raw;
         raw.ip = s.ip;
         raw.pid = s.pid;
         raw.tid = s.tid;
@@ -518,7 +518,7 @@ exporting::FoldedStacks Replay::run() {
 
 exporting::pprof::Profile Replay::pprof() {
     namespace pprof = exporting::pprof;
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     if (collected_event_ != kNoFile) {
         const auto& e = file_.events()[collected_event_];
@@ -527,16 +527,16 @@ exporting::pprof::Profile Replay::pprof() {
         info.frequency = e.frequency;
     }
     attribution::PprofBuilder builder(info);
-    std::map<std::uint32_t, std::vector<const profiling::RawSample*>> by_pid;
+    std::map<std::uint32_t, std::vector<const measure::RawSample*>> by_pid;
     for (const auto& s : collected_) by_pid[s.pid].push_back(&s);
     // Each process's mappings as they were at the end, its files as fold() resolves them.
-    std::vector<std::unique_ptr<std::vector<profiling::MappedModule>>> modules;
+    std::vector<std::unique_ptr<std::vector<measure::MappedModule>>> modules;
     std::vector<std::unique_ptr<symbols::SymbolResolver>> resolvers;
     for (const auto& [pid, samples] : by_pid) {
         // perf records the executable mappings only; libdwfl lays a file out from all of its
         // segments, so each file gets the mappings /proc/PID/maps would have shown, at the load
         // bias its recorded mapping implies.
-        auto mods = std::make_unique<std::vector<profiling::MappedModule>>();
+        auto mods = std::make_unique<std::vector<measure::MappedModule>>();
         std::set<std::size_t> laid_out;
         if (auto maps = maps_.find(pid); maps != maps_.end())
             for (const auto& [start, m] : maps->second) {
@@ -591,7 +591,7 @@ exporting::pprof::Profile Replay::pprof() {
 
 }  // namespace
 
-exporting::pprof::Profile pprof_profile(const PerfData& file, const ResolveOptions& resolve) {
+exporting::pprof::Profile perf_data_pprof(const PerfData& file, const ResolveOptions& resolve) {
     exporting::PerfScriptReport report;
     exporting::PerfScriptOptions options;
     options.event = "all";

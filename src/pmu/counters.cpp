@@ -29,12 +29,12 @@ std::string join(const std::vector<std::string>& names) {
     return out;
 }
 
-class CounterInstrument : public profiling::ThreadInstrument {
+class CounterInstrument : public measure::ThreadInstrument {
   public:
     explicit CounterInstrument(ThreadCounters counters) : counters_(std::move(counters)) {}
     void start() override { counters_.start(); }
     void stop() override { counters_.stop(); }
-    void collect(profiling::ThreadMeasurements& result) override {
+    void collect(measure::ThreadMeasurements& result) override {
         auto readings = counters_.read();
         result.counters.insert(result.counters.end(), readings.begin(), readings.end());
     }
@@ -64,10 +64,10 @@ std::vector<Group> plan_groups(const std::vector<ResolvedEvent>& events,
     return groups;
 }
 
-std::vector<profiling::CounterReading> decode_group_read(std::span<const std::uint64_t> words,
-                                                         const std::vector<std::uint64_t>& ids,
-                                                         const std::vector<std::string>& names) {
-    std::vector<profiling::CounterReading> out(ids.size());
+std::vector<measure::CounterReading> decode_group_read(std::span<const std::uint64_t> words,
+                                                       const std::vector<std::uint64_t>& ids,
+                                                       const std::vector<std::string>& names) {
+    std::vector<measure::CounterReading> out(ids.size());
     for (std::size_t i = 0; i < out.size(); ++i) out[i].event = i < names.size() ? names[i] : "";
     if (words.size() < 3) return out;
     const std::uint64_t available = (words.size() - 3) / 2;
@@ -155,8 +155,8 @@ void ThreadCounters::stop() {
     for (auto& g : groups_) ioctl(g.fds.front(), PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 }
 
-std::vector<profiling::CounterReading> ThreadCounters::read() const {
-    std::vector<profiling::CounterReading> out(names_.size());
+std::vector<measure::CounterReading> ThreadCounters::read() const {
+    std::vector<measure::CounterReading> out(names_.size());
     for (std::size_t i = 0; i < out.size(); ++i) out[i].event = names_[i];
     for (const auto& g : groups_) {
         std::vector<std::uint64_t> words(3 + 2 * g.fds.size(), 0);
@@ -272,8 +272,7 @@ CountingPlan plan_counting(const CountingOptions& options) {
 
 CounterInstrumentation::CounterInstrumentation(CountingPlan plan) : plan_(std::move(plan)) {}
 
-std::unique_ptr<profiling::ThreadInstrument> CounterInstrumentation::attach_current_thread(
-    unsigned) {
+std::unique_ptr<measure::ThreadInstrument> CounterInstrumentation::attach_current_thread(unsigned) {
     if (plan_.events.empty()) return nullptr;
     std::vector<OpenFailure> failures;
     ThreadCounters counters = ThreadCounters::open(plan_.events, plan_.groups, failures);

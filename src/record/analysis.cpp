@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t kSpinInstructions = 5;
 
 // Processes that map the same files at the same addresses resolve alike.
-std::string signature(const std::vector<profiling::MappedModule>& modules) {
+std::string signature(const std::vector<measure::MappedModule>& modules) {
     std::string out;
     for (const auto& m : modules)
         if (m.permissions.find('x') != std::string::npos)
@@ -28,7 +28,7 @@ std::string signature(const std::vector<profiling::MappedModule>& modules) {
 // while attached has no enabled time and contributes 0 to such an event, not "not counted".
 std::vector<CounterTotal> totals_of(
     const std::vector<std::string>& events,
-    const std::vector<const std::vector<profiling::CounterReading>*>& sets,
+    const std::vector<const std::vector<measure::CounterReading>*>& sets,
     const std::vector<bool>& counted, double seconds) {
     std::vector<CounterTotal> out;
     for (std::size_t e = 0; e < events.size(); ++e) {
@@ -37,7 +37,7 @@ std::vector<CounterTotal> totals_of(
         if (e < counted.size() && counted[e]) t.value = 0;
         for (const auto* set : sets)
             if (e < set->size())
-                if (auto v = profiling::scaled_value((*set)[e])) t.value = t.value.value_or(0) + *v;
+                if (auto v = measure::scaled_value((*set)[e])) t.value = t.value.value_or(0) + *v;
         if (t.value && seconds > 0) t.per_second = *t.value / seconds;
         out.push_back(std::move(t));
     }
@@ -52,8 +52,8 @@ Images::Images(const RecordResult& result) {
     // Samples of processes never seen alive (no mappings) land in a group without modules,
     // and stay unresolved.
     struct Group {
-        const std::vector<profiling::MappedModule>* modules = nullptr;
-        std::vector<const profiling::RawSample*> samples;
+        const std::vector<measure::MappedModule>* modules = nullptr;
+        std::vector<const measure::RawSample*> samples;
     };
     // A process's group, and those of the mappings its execs replaced (with when).
     struct Owner {
@@ -63,7 +63,7 @@ Images::Images(const RecordResult& result) {
     std::map<std::string, std::size_t> by_signature;
     std::map<pid_t, Owner> owner_of;
     std::vector<Group> groups;
-    auto group_of = [&](const std::vector<profiling::MappedModule>& modules) {
+    auto group_of = [&](const std::vector<measure::MappedModule>& modules) {
         auto [it, added] = by_signature.emplace(signature(modules), groups.size());
         if (added) groups.push_back({&modules, {}});
         return it->second;
@@ -92,7 +92,7 @@ Images::Images(const RecordResult& result) {
             }
         groups[group].samples.push_back(&s);
     }
-    static const std::vector<profiling::MappedModule> kNone;
+    static const std::vector<measure::MappedModule> kNone;
     std::map<std::size_t, std::size_t> image_of_group;
     for (std::size_t i = 0; i < groups.size(); ++i) {
         auto& g = groups[i];
@@ -140,7 +140,7 @@ using LockTest = std::function<bool(const std::string&)>;
 
 // Counters: per process (its threads summed, or the command's inherited totals), and overall.
 void add_counter_totals(const RecordResult& result, RecordAnalysis& profile) {
-    std::vector<const std::vector<profiling::CounterReading>*> all;
+    std::vector<const std::vector<measure::CounterReading>*> all;
     std::vector<bool> counted(result.events.size(), false);
     for (const auto& p : result.processes) {
         for (std::size_t e = 0; e < p.inherited.size() && e < counted.size(); ++e)
@@ -151,7 +151,7 @@ void add_counter_totals(const RecordResult& result, RecordAnalysis& profile) {
     }
     for (std::size_t i = 0; i < result.processes.size(); ++i) {
         const auto& p = result.processes[i];
-        std::vector<const std::vector<profiling::CounterReading>*> sets;
+        std::vector<const std::vector<measure::CounterReading>*> sets;
         if (!p.inherited.empty()) sets.push_back(&p.inherited);
         for (const auto& t : p.threads)
             if (!t.counters.empty()) sets.push_back(&t.counters);
@@ -252,7 +252,7 @@ struct InlinedLocks {
     std::set<std::pair<std::string, std::uint64_t>> at;  // module, file address of their samples
 
     void add(const Images::Image& image, const LockTest& is_lock) {
-        std::map<std::uint64_t, std::vector<const profiling::RawSample*>> at_ip;
+        std::map<std::uint64_t, std::vector<const measure::RawSample*>> at_ip;
         for (const auto* s : image.samples) at_ip[s->ip].push_back(s);
         for (const auto& [ip, samples] : at_ip) {
             const auto loc = image.resolver.resolve(ip);

@@ -19,9 +19,9 @@ using Clock = std::chrono::steady_clock;
 
 // The executable mappings of a /proc/PID/maps text: what symbols resolve against. Data
 // mappings come and go (PostgreSQL's dynamic shared memory segments) without changing that.
-std::vector<profiling::MappedModule> executable_mappings(
-    const std::vector<profiling::MappedModule>& entries) {
-    std::vector<profiling::MappedModule> out;
+std::vector<measure::MappedModule> executable_mappings(
+    const std::vector<measure::MappedModule>& entries) {
+    std::vector<measure::MappedModule> out;
     for (const auto& m : entries)
         if (m.permissions.size() > 2 && m.permissions[2] == 'x') out.push_back(m);
     return out;
@@ -71,7 +71,7 @@ std::vector<ProcessInfo> ProcessTable::initial_targets(const NameMatcher* matche
 }
 
 // (A matched process may end between any two reads of its /proc files, and that is no error.)
-std::vector<profiling::MappedModule> ProcessTable::modules_now(pid_t pid) const {
+std::vector<measure::MappedModule> ProcessTable::modules_now(pid_t pid) const {
     return symbols::modules_of_maps(read_all(fmt::format("{}/{}/maps", proc_root_, pid)));
 }
 
@@ -241,7 +241,7 @@ void ProcessTable::ended(pid_t pid) {
     live_.erase(pid);
 }
 
-const std::vector<profiling::MappedModule>* ProcessTable::modules_of(std::uint32_t pid) const {
+const std::vector<measure::MappedModule>* ProcessTable::modules_of(std::uint32_t pid) const {
     const auto it = known_.find(static_cast<pid_t>(pid));
     if (it == known_.end() || result_.processes[it->second].modules.empty()) return nullptr;
     return &result_.processes[it->second].modules;

@@ -48,7 +48,7 @@ class ProcessTable {
     // process or any --match one is not running. `matcher`: match's, else nullptr.
     std::vector<ProcessInfo> initial_targets(const NameMatcher* matcher) const;
     // A process's mappings as of now; none once it has exited.
-    std::vector<profiling::MappedModule> modules_now(pid_t pid) const;
+    std::vector<measure::MappedModule> modules_now(pid_t pid) const;
 
     // Adds a process (alive); `snapshot`: read its mappings now (not for a forked child that
     // has not exec'd yet). Returns its index in RecordResult::processes.
@@ -73,7 +73,7 @@ class ProcessTable {
     bool any_live() const { return !live_.empty(); }
     bool known(pid_t pid) const { return known_.count(pid) != 0; }
     // The mappings of process `pid` as last read; nullptr when it was never seen alive.
-    const std::vector<profiling::MappedModule>* modules_of(std::uint32_t pid) const;
+    const std::vector<measure::MappedModule>* modules_of(std::uint32_t pid) const;
     // Where each probed process's uretprobe trampoline is.
     const std::map<pid_t, CodeRange>& uprobe_pages() const { return uprobe_pages_; }
     // Stops every thread's counters and reads them into its TaskRecord.
@@ -81,8 +81,8 @@ class ProcessTable {
 
   private:
     struct LiveProcess {
-        std::size_t index = 0;                            // into RecordResult::processes
-        std::vector<profiling::MappedModule> executable;  // last read, to skip unchanged re-reads
+        std::size_t index = 0;                          // into RecordResult::processes
+        std::vector<measure::MappedModule> executable;  // last read, to skip unchanged re-reads
         std::chrono::steady_clock::time_point refreshed{};
         std::map<pid_t, pmu::ThreadCounters> counters;  // by tid
         std::set<pid_t> tasks;                          // attached (or refused) tids

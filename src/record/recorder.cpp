@@ -357,11 +357,11 @@ class Recorder {
     std::vector<sampling::TaskEvent> task_events_;  // command: its processes' mmaps, execs
 };
 
-bool overlap(const profiling::MappedModule& a, const profiling::MappedModule& b) {
+bool overlap(const measure::MappedModule& a, const measure::MappedModule& b) {
     return a.start < b.end && b.start < a.end;
 }
 
-void sort_by_start(std::vector<profiling::MappedModule>& modules) {
+void sort_by_start(std::vector<measure::MappedModule>& modules) {
     std::sort(modules.begin(), modules.end(),
               [](const auto& a, const auto& b) { return a.start < b.start; });
 }
@@ -396,7 +396,7 @@ std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEv
                 // "//anon" is anonymous memory (JIT code): no file to resolve against.
                 const bool file = e.name.starts_with('/') && !e.name.starts_with("//");
                 if (!(file || e.name == symbols::kVdso) || e.address < e.file_offset) break;
-                profiling::MappedModule m;
+                measure::MappedModule m;
                 m.path = e.name;
                 m.start = e.address - e.file_offset;
                 m.end = e.address + e.length;
@@ -418,9 +418,9 @@ std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEv
     return out;
 }
 
-std::vector<profiling::MappedModule> with_replayed_mappings(
-    std::vector<profiling::MappedModule> snapshot,
-    const std::vector<profiling::MappedModule>& replayed) {
+std::vector<measure::MappedModule> with_replayed_mappings(
+    std::vector<measure::MappedModule> snapshot,
+    const std::vector<measure::MappedModule>& replayed) {
     const std::size_t read = snapshot.size();
     for (const auto& m : replayed)
         if (std::none_of(snapshot.begin(), snapshot.begin() + static_cast<std::ptrdiff_t>(read),

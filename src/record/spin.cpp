@@ -57,7 +57,7 @@ const KnownSlowPath* find_slow_path(std::string_view function) {
 }
 
 std::vector<std::string> spin_binaries(const std::string& exe,
-                                       const std::vector<profiling::MappedModule>& modules) {
+                                       const std::vector<measure::MappedModule>& modules) {
     std::vector<std::string> out;
     auto add = [&](const std::string& path) {
         if (path.empty() || !path.starts_with('/')) return;
@@ -170,7 +170,7 @@ std::optional<std::string> read_process_string(pid_t pid, std::uint64_t address)
     return out;
 }
 
-std::optional<std::string> read_mapped_string(const std::vector<profiling::MappedModule>& modules,
+std::optional<std::string> read_mapped_string(const std::vector<measure::MappedModule>& modules,
                                               std::uint64_t address) {
     // The load bias of each file from one of its mappings, then the address's file offset
     // through the file's own segments: its read-only data may not be among the mappings kept.

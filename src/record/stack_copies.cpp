@@ -7,11 +7,11 @@
 namespace lockprof::record {
 namespace {
 
-const std::vector<profiling::MappedModule> kNoModules;
+const std::vector<measure::MappedModule> kNoModules;
 
 }  // namespace
 
-StackCopies::StackCopies(std::vector<profiling::RawSample>& samples,
+StackCopies::StackCopies(std::vector<measure::RawSample>& samples,
                          std::optional<SpinRecording>& spin, ModulesOf modules_of,
                          std::size_t budget)
     : samples_(samples),

@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 #include "lockprof/record/spin.hpp"
 #include "lockprof/symbols/unwinder.hpp"
 
@@ -22,10 +22,10 @@ inline constexpr std::size_t kHeldStackBytes = std::size_t{64} << 20;
 class StackCopies {
   public:
     // A process's mappings as last read; nullptr when it was never seen alive.
-    using ModulesOf = std::function<const std::vector<profiling::MappedModule>*(std::uint32_t)>;
+    using ModulesOf = std::function<const std::vector<measure::MappedModule>*(std::uint32_t)>;
 
     // Unwinds `samples` and the kept stacks of `spin`'s hits in place.
-    StackCopies(std::vector<profiling::RawSample>& samples, std::optional<SpinRecording>& spin,
+    StackCopies(std::vector<measure::RawSample>& samples, std::optional<SpinRecording>& spin,
                 ModulesOf modules_of, std::size_t budget = kHeldStackBytes);
 
     // A sample's copy was added to `samples`.
@@ -52,7 +52,7 @@ class StackCopies {
     std::size_t unwind_samples(bool all);
     std::size_t unwind_spin_stacks(bool all);
 
-    std::vector<profiling::RawSample>& samples_;
+    std::vector<measure::RawSample>& samples_;
     std::optional<SpinRecording>& spin_;
     ModulesOf modules_of_;
     const std::size_t budget_;

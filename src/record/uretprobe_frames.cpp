@@ -26,10 +26,10 @@ std::optional<CodeRange> uprobes_page(std::string_view maps) {
     return std::nullopt;
 }
 
-std::size_t restore_uretprobe_callers(std::vector<profiling::RawSample>& samples,
+std::size_t restore_uretprobe_callers(std::vector<measure::RawSample>& samples,
                                       const std::vector<SpinHit>& hits,
                                       const std::map<pid_t, CodeRange>& pages) {
-    const auto in_page = [&](const profiling::RawSample& s, std::uint64_t address) {
+    const auto in_page = [&](const measure::RawSample& s, std::uint64_t address) {
         const auto page = pages.find(static_cast<pid_t>(s.pid));
         return page != pages.end() && address >= page->second.start && address < page->second.end;
     };

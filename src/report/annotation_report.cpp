@@ -37,7 +37,7 @@ std::string listing_row(const attribution::AnnotatedInstruction& ai) {
 using listing_detail::listing_row;
 
 std::string render_annotation(const attribution::CellAnnotation& cell,
-                              const profiling::SamplingInfo& info, unsigned top_functions,
+                              const measure::SamplingInfo& info, unsigned top_functions,
                               ListingDetail detail) {
     std::string out = fmt::format(
         "Annotation: {}, {} thread{} - {} samples ({} sampler, {}{}), {} lost\n", cell.lock,

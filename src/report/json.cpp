@@ -1,4 +1,4 @@
-// Writing the result file; reading it back (and validating it) is result_reader.cpp.
+// Writing the result file; reading it back (and validating it) is results/result_reader.cpp.
 #include "lockprof/report/json.hpp"
 
 namespace lockprof::report {
@@ -126,7 +126,7 @@ json thread_json(const workload::ThreadResult& t, bool raw_samples) {
 
 }  // namespace
 
-json sampling_json(const profiling::SamplingInfo& s) {
+json sampling_json(const measure::SamplingInfo& s) {
     json modules = json::array();
     for (const auto& m : s.modules)
         modules.push_back({{"path", m.path},
@@ -143,7 +143,7 @@ json sampling_json(const profiling::SamplingInfo& s) {
             {"period", s.period},
             {"frequency", s.frequency},
             {"precise_ip", s.precise_ip},
-            {"skid", std::string(profiling::skid_name(s.skid))},
+            {"skid", std::string(measure::skid_name(s.skid))},
             {"precise_note", s.precise_note},
             {"call_graph", s.call_graph},
             {"stack_size", s.stack_size},

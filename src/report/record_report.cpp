@@ -9,7 +9,7 @@
 #include "lockprof/common/number_format.hpp"
 #include "lockprof/common/files.hpp"
 #include "lockprof/common/signal_name.hpp"
-#include "lockprof/report/json.hpp"
+#include "lockprof/report/record_document.hpp"
 #include "lockprof/report/text_table.hpp"
 #include "lockprof/sampling/sampler.hpp"
 #include "lockprof/report/annotation_report.hpp"
@@ -33,38 +33,6 @@ std::string target_line(const record::RecordResult& r) {
 
 std::string value_text(const std::optional<double>& v) {
     return v ? format_si(*v) : "not counted";
-}
-
-json counters_json(const std::vector<profiling::CounterReading>& readings) {
-    json out = json::array();
-    for (const auto& c : readings) {
-        json j = {{"event", c.event},
-                  {"raw", c.raw},
-                  {"enabled_ns", c.enabled_ns},
-                  {"running_ns", c.running_ns},
-                  {"counted", c.running_ns > 0}};
-        if (auto v = profiling::scaled_value(c)) j["value"] = *v;
-        out.push_back(std::move(j));
-    }
-    return out;
-}
-
-json totals_json(const std::vector<record::CounterTotal>& totals) {
-    json out = json::array();
-    for (const auto& t : totals) {
-        json j = {{"event", t.event}, {"counted", t.value.has_value()}};
-        if (t.value) j["value"] = *t.value, j["per_second"] = t.per_second;
-        out.push_back(std::move(j));
-    }
-    return out;
-}
-
-json symbol_json(const record::SymbolShare& s) {
-    json j = {{"symbol", s.symbol},      {"short_name", s.short_name}, {"module", s.module},
-              {"samples", s.samples},    {"weight", s.weight},         {"share", s.share},
-              {"processes", s.processes}};
-    if (!s.inlined_into.empty()) j["inlined_into"] = s.inlined_into;
-    return j;
 }
 
 }  // namespace
@@ -133,14 +101,6 @@ std::string locks_text(const record::SpinSite& s) {
     if (s.locks.empty()) return "";
     std::string out = fmt::format("{:#x}", s.locks.front());
     if (s.distinct_locks > 1) out += fmt::format(" +{}", s.distinct_locks - 1);
-    return out;
-}
-
-// A site's sampled call stacks (--call-graph dwarf), the most sampled first, up to 8.
-json stacks_json(const record::SpinSite& site) {
-    json out = json::array();
-    for (std::size_t i = 0; i < site.stacks.size() && i < 8; ++i)
-        out.push_back({{"frames", site.stacks[i].frames}, {"samples", site.stacks[i].samples}});
     return out;
 }
 
@@ -327,213 +287,8 @@ std::string render_record(const record::RecordResult& r, const record::RecordAna
     return out;
 }
 
-namespace {
-
-// What was recorded: a command, pids, or processes matching a name.
-json target_json(const record::RecordResult& r) {
-    json target = {{"mode", record::mode_name(r.mode)}};
-    if (r.mode == record::Mode::pid) target["pids"] = r.pids;
-    if (r.mode == record::Mode::match) target["match"] = r.match;
-    if (r.mode == record::Mode::command) target["command"] = r.command;
-    return target;
-}
-
-// Each process with its threads, their counters and its samples.
-json processes_json(const record::RecordResult& r, const record::RecordAnalysis& p) {
-    json processes = json::array();
-    for (std::size_t i = 0; i < r.processes.size(); ++i) {
-        const auto& proc = r.processes[i];
-        json threads = json::array();
-        for (const auto& t : proc.threads)
-            threads.push_back({{"tid", t.tid},
-                               {"comm", t.comm},
-                               {"attached", t.attached},
-                               {"counters", counters_json(t.counters)}});
-        json j = {{"pid", proc.info.pid},
-                  {"comm", proc.info.comm},
-                  {"exe", proc.info.exe},
-                  {"uid", proc.info.uid},
-                  {"exited", proc.exited},
-                  {"seen_at_s", proc.seen_at_s},
-                  {"problem", proc.problem},
-                  {"threads", std::move(threads)},
-                  {"samples", p.samples_per_process.count(i) ? p.samples_per_process.at(i) : 0}};
-        if (auto it = p.per_process.find(i); it != p.per_process.end())
-            j["counters"] = totals_json(it->second);
-        else
-            j["counters"] = json::array();
-        if (!proc.inherited.empty()) j["inherited_counters"] = counters_json(proc.inherited);
-        processes.push_back(std::move(j));
-    }
-    return processes;
-}
-
-// The sampling section (null when not sampled): the result file's, without the modules.
-json record_sampling_json(const record::RecordResult& r, const record::RecordAnalysis& p) {
-    if (!r.sampling) return nullptr;
-    json s = sampling_json(*r.sampling);
-    s.erase("modules");
-    s["samples"] = p.samples;
-    s["lost"] = r.samples_lost;
-    s["unresolved_share"] = p.unresolved_share;
-    s["kernel"] = r.sampling->kernel;
-    s["sampled_cpu_share"] = p.sampled_cpu_share ? json(*p.sampled_cpu_share) : json(nullptr);
-    return s;
-}
-
-// The hot functions instruction by instruction.
-json annotations_json(const record::RecordAnalysis& p) {
-    json annotations = json::array();
-    for (const auto& f : p.annotated) {
-        json insns = json::array();
-        for (const auto& i : f.instructions)
-            insns.push_back({{"address", fmt::format("{:#x}", i.instruction.address)},
-                             {"text", i.instruction.text()},
-                             {"listing", i.instruction.listing_text()},
-                             {"source", i.source},
-                             {"share", i.share},
-                             {"in_loop", i.in_acquire_loop}});
-        annotations.push_back({{"symbol", f.name},
-                               {"short_name", f.short_name},
-                               {"module", f.module},
-                               {"share", f.share},
-                               {"loop_rule", f.loop_rule},
-                               {"error", f.error},
-                               {"instructions", std::move(insns)}});
-    }
-    return annotations;
-}
-
-// The spin-lock view: its functions and their hottest instructions.
-json spin_locks_json(const record::RecordAnalysis& p) {
-    json spin_symbols = json::array();
-    for (const auto& sym : p.spin.symbols) spin_symbols.push_back(symbol_json(sym));
-    json spin_hot = json::array();
-    for (const auto& i : p.spin.hot_instructions)
-        spin_hot.push_back({{"symbol", i.symbol},
-                            {"module", i.module},
-                            {"address", fmt::format("{:#x}", i.address)},
-                            {"text", i.text},
-                            {"share_of_spin", i.share_of_spin},
-                            {"share", i.share}});
-    return {{"pattern", p.spin.pattern},
-            {"probed_functions", p.spin.probed},
-            {"share", p.spin.share},
-            {"summary", spin_sentence(p)},
-            {"symbols", std::move(spin_symbols)},
-            {"hot_instructions", std::move(spin_hot)}};
-}
-
-// The instruments' calibrated cost and their share of the targets' CPU time (null without).
-json instrument_cost_json(const record::RecordResult& r, const record::RecordAnalysis& p) {
-    if (!p.instruments || !r.calibration) return nullptr;
-    const auto& c = *r.calibration;
-    const auto& i = *p.instruments;
-    const auto estimate = [](const std::optional<sampling::CostEstimate>& e) -> json {
-        if (!e) return nullptr;
-        return {{"ns", e->ns},
-                {"low_ns", e->low},
-                {"high_ns", e->high},
-                {"rounds", e->rounds},
-                {"measured", e->units}};
-    };
-    const auto optional = [](const std::optional<double>& v) -> json {
-        return v ? json(*v) : json(nullptr);
-    };
-    return {{"calibration",
-             {{"probe_call", estimate(c.probe_call)},
-              {"sample", estimate(c.sample)},
-              {"sample_frequency", c.sample_frequency},
-              {"problems", c.problems}}},
-            {"probe_calls", i.probe_calls},
-            {"samples", i.samples},
-            {"probes_ns", optional(i.probes_ns)},
-            {"sampling_ns", optional(i.sampling_ns)},
-            {"target_cpu_ns", optional(i.target_cpu_ns)},
-            {"target_cpu_source", i.target_cpu_source},
-            {"share", optional(i.share)},
-            {"summary", instruments_sentence(c, i)},
-            {"warning", instruments_warning(c, i)}};
-}
-
-// --spin's probed functions and call sites (null without --spin).
-json spin_calls_json(const record::RecordResult& r, const record::RecordAnalysis& p) {
-    if (!p.spin_calls) return nullptr;
-    const auto& sc = *p.spin_calls;
-    json functions = json::array();
-    for (std::size_t i = 0; i < sc.functions.size(); ++i) {
-        const auto& f = sc.functions[i];
-        const auto& probe = r.spin->probes[i];
-        functions.push_back({{"function", f.function},
-                             {"path", f.path},
-                             {"address", fmt::format("{:#x}", probe.address)},
-                             {"file_offset", fmt::format("{:#x}", probe.file_offset)},
-                             {"entries", f.entries},
-                             {"kernel_entries", f.kernel_entries},
-                             {"refused", f.refused},
-                             {"total_ns", f.total_ns},
-                             {"sleeps", f.sleeps ? json(*f.sleeps) : json()}});
-    }
-    json sites = json::array();
-    for (const auto& site : sc.sites) {
-        json locks = json::array();
-        for (auto l : site.locks) locks.push_back(fmt::format("{:#x}", l));
-        sites.push_back({{"function", site.function},
-                         {"site", site.site},
-                         {"file", site.file},
-                         {"line", site.line},
-                         {"caller", site.caller},
-                         {"module", site.module},
-                         {"entries", site.entries},
-                         {"timed", site.timed},
-                         {"total_ns", site.total_ns},
-                         {"mean_ns", site.mean_ns},
-                         {"max_ns", site.max_ns},
-                         {"sleeps", site.sleeps ? json(*site.sleeps) : json()},
-                         {"locks", std::move(locks)},
-                         {"distinct_locks", site.distinct_locks},
-                         {"processes", site.processes},
-                         {"stacks", stacks_json(site)}});
-    }
-    return {{"functions", std::move(functions)},
-            {"searched", sc.searched},
-            {"entries", sc.entries},
-            {"timed", sc.timed},
-            {"total_ns", sc.total_ns},
-            {"sleeps", sc.sleeps ? json(*sc.sleeps) : json()},
-            {"sites", std::move(sites)},
-            {"call_graph", sc.stack_size ? "dwarf" : "fp"},
-            {"stack_size", sc.stack_size},
-            {"stacks_seen", sc.stacks_seen},
-            {"stack_samples", sc.stack_samples},
-            {"notes", sc.notes}};
-}
-
-}  // namespace
-
 json record_to_json(const record::RecordResult& r, const record::RecordAnalysis& p) {
-    json doc = {{"schema", kRecordSchemaName},
-                {"schema_version", kRecordSchemaVersion},
-                {"provenance", provenance_json(r.provenance)},
-                {"target", target_json(r)},
-                {"duration_s", r.duration_s},
-                {"interrupted", r.interrupted},
-                {"events", r.events},
-                {"processes", processes_json(r, p)},
-                {"totals", totals_json(p.totals)},
-                {"notes", r.notes},
-                {"warnings", p.warnings}};
-    doc["exit_status"] = r.exit_status ? json(*r.exit_status) : json(nullptr);
-    doc["interrupted_by"] = r.interrupted_by.empty() ? json(nullptr) : json(r.interrupted_by);
-    doc["sampling"] = record_sampling_json(r, p);
-    json hot = json::array();
-    for (const auto& sym : p.hot_symbols) hot.push_back(symbol_json(sym));
-    doc["hot_symbols"] = std::move(hot);
-    doc["annotations"] = annotations_json(p);
-    doc["spin_locks"] = spin_locks_json(p);
-    doc["instrument_cost"] = instrument_cost_json(r, p);
-    doc["spin_calls"] = spin_calls_json(r, p);
-    return doc;
+    return to_json(record_document(r, p));
 }
 
 }  // namespace lockprof::report

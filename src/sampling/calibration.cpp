@@ -159,7 +159,7 @@ std::optional<CostEstimate> sample_cost(const perf_event_attr& attr, std::uint64
         [&](bool on, double& ns, std::uint64_t& n, std::string& error) {
             std::optional<TaskSampler> sampler;
             if (on) {
-                sampler.emplace(sampled, profiling::SamplingInfo{});
+                sampler.emplace(sampled, measure::SamplingInfo{});
                 if (const int e = sampler->attach_task(own_tid())) {
                     error = fmt::format("cannot sample lockprof's calibration thread: {}",
                                         std::strerror(e));

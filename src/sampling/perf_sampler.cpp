@@ -41,7 +41,7 @@ constexpr std::size_t kHeldStackBytes = std::size_t{64} << 20;
 
 class PerfSampler;
 
-class PerfThread : public profiling::ThreadInstrument {
+class PerfThread : public measure::ThreadInstrument {
   public:
     PerfThread(PerfSampler& owner, std::shared_ptr<RingBuffer> ring)
         : owner_(owner), ring_(std::move(ring)) {}
@@ -51,7 +51,7 @@ class PerfThread : public profiling::ThreadInstrument {
         ioctl(ring_->fd, PERF_EVENT_IOC_DISABLE, 0);
         ring_->drain();
     }
-    void collect(profiling::ThreadMeasurements& result) override;
+    void collect(measure::ThreadMeasurements& result) override;
 
   private:
     PerfSampler& owner_;
@@ -60,7 +60,7 @@ class PerfThread : public profiling::ThreadInstrument {
 
 class PerfSampler : public Sampler {
   public:
-    PerfSampler(const perf_event_attr& attr, profiling::SamplingInfo info)
+    PerfSampler(const perf_event_attr& attr, measure::SamplingInfo info)
         : attr_(attr), info_(std::move(info)) {
         // --call-graph dwarf: lockprof's own mappings, read before anything is unwound. libdwfl
         // maps the files it reads into this process, and a later /proc/self/maps would list
@@ -78,13 +78,13 @@ class PerfSampler : public Sampler {
     }
 
     // Read before the run and after it, never while workers unwind.
-    const profiling::SamplingInfo& info() const override { return info_; }
+    const measure::SamplingInfo& info() const override { return info_; }
     std::vector<std::string> notes() const override {
         std::lock_guard guard(registry_mutex_);
         return {notes_.begin(), notes_.end()};
     }
 
-    std::unique_ptr<profiling::ThreadInstrument> attach_current_thread(unsigned) override {
+    std::unique_ptr<measure::ThreadInstrument> attach_current_thread(unsigned) override {
         perf_event_attr attr = attr_;
         const int fd = pmu::open_event(attr);
         if (fd < 0) {
@@ -170,8 +170,8 @@ class PerfSampler : public Sampler {
     }
 
     perf_event_attr attr_;
-    profiling::SamplingInfo info_;  // registry_mutex_: unwinding updates its figures
-    std::mutex unwind_mutex_;       // the unwinder
+    measure::SamplingInfo info_;  // registry_mutex_: unwinding updates its figures
+    std::mutex unwind_mutex_;     // the unwinder
     symbols::UnwinderCache unwinder_;
     mutable std::mutex registry_mutex_;
     std::condition_variable registry_changed_;
@@ -181,7 +181,7 @@ class PerfSampler : public Sampler {
     std::thread drainer_;
 };
 
-void PerfThread::collect(profiling::ThreadMeasurements& result) {
+void PerfThread::collect(measure::ThreadMeasurements& result) {
     std::lock_guard guard(ring_->mutex);
     // --call-graph dwarf: the thread's measurement is over, its stacks are unwound now (the
     // other workers of a timed trial stop at the same time).
@@ -200,7 +200,7 @@ PerfThread::~PerfThread() {
 }  // namespace
 
 std::unique_ptr<Sampler> make_perf_sampler(const perf_event_attr& attr,
-                                           profiling::SamplingInfo info) {
+                                           measure::SamplingInfo info) {
     return std::make_unique<PerfSampler>(attr, std::move(info));
 }
 

@@ -20,7 +20,7 @@
 
 #include "lockprof/sampling/perf_record.hpp"
 #include "lockprof/sampling/task_sampler.hpp"
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 
 namespace lockprof::sampling {
 
@@ -50,7 +50,7 @@ struct RingBuffer {
     std::size_t mmap_size = 0;
     std::size_t data_size = 0;
     std::mutex mutex;
-    std::vector<profiling::RawSample> samples;
+    std::vector<measure::RawSample> samples;
     std::vector<TaskEvent> events;  // with attr.mmap/comm/task and sample_id_all
     std::uint64_t lost = 0;
     std::uint64_t throttled = 0;
@@ -143,8 +143,8 @@ struct RingBuffer {
 
     // lockprof's samples: the IP, then the call chain without context markers, the 0 a
     // frame-pointer walk ends on, and the first user frame (the IP itself).
-    static profiling::RawSample parse_sample(const SampleFields& f) {
-        profiling::RawSample s;
+    static measure::RawSample parse_sample(const SampleFields& f) {
+        measure::RawSample s;
         s.ip = f.ip;
         s.pid = f.pid;
         s.tid = f.tid;

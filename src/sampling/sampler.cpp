@@ -107,7 +107,7 @@ std::size_t ring_data_pages(const perf_event_attr& attr) {
     return pages;
 }
 
-std::string call_graph_summary(const profiling::SamplingInfo& info) {
+std::string call_graph_summary(const measure::SamplingInfo& info) {
     if (info.call_graph != "dwarf") return "frame pointers (the kernel's walk; --call-graph fp)";
     std::string out = fmt::format(
         "unwound from {}-byte stack copies (--call-graph dwarf): {} samples in {:.2f} s",
@@ -122,7 +122,7 @@ std::string call_graph_summary(const profiling::SamplingInfo& info) {
 
 SkidMeaning skid_meaning(pmu::Isa isa, bool hardware, int granted, std::string_view event,
                          bool spe) {
-    using profiling::Skid;
+    using measure::Skid;
     if (!hardware)
         return {
             Skid::arbitrary,
@@ -165,7 +165,7 @@ SkidMeaning skid_meaning(pmu::Isa isa, bool hardware, int granted, std::string_v
 
 std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
     check_rate(request);
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.requested_event = request.event;
     if (request.period)
         info.period = *request.period;
@@ -180,7 +180,7 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
             info.event_note =
                 fmt::format("the timer sampler samples thread CPU time, not '{}'", request.event);
         info.precise_ip = 0;
-        info.skid = profiling::Skid::arbitrary;
+        info.skid = measure::Skid::arbitrary;
         info.precise_note = fmt::format("timer-signal samples: {}", kSkidNote);
         if (request.dwarf_stack)
             info.call_graph_note =
@@ -222,7 +222,7 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request) {
 PerfChoice choose_perf_event(const SamplerRequest& request) {
     check_rate(request);
     PerfChoice choice;
-    profiling::SamplingInfo& info = choice.info;
+    measure::SamplingInfo& info = choice.info;
     info.requested_event = request.event;
     if (request.period)
         info.period = *request.period;

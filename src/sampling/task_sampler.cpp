@@ -11,7 +11,7 @@
 
 namespace lockprof::sampling {
 
-TaskSampler::TaskSampler(const perf_event_attr& attr, profiling::SamplingInfo info)
+TaskSampler::TaskSampler(const perf_event_attr& attr, measure::SamplingInfo info)
     : attr_(attr), info_(std::move(info)) {}
 
 TaskSampler::~TaskSampler() = default;
@@ -64,8 +64,8 @@ int TaskSampler::attach_inherited(pid_t pid, const std::vector<int>& cpus) {
     return 0;
 }
 
-std::vector<profiling::RawSample> TaskSampler::drain() {
-    std::vector<profiling::RawSample> out;
+std::vector<measure::RawSample> TaskSampler::drain() {
+    std::vector<measure::RawSample> out;
     for (auto& ring : rings_) {
         ring->drain();
         std::lock_guard guard(ring->mutex);

@@ -101,7 +101,7 @@ void install_handler() {
                                 std::strerror(error)));
 }
 
-class TimerThread : public profiling::ThreadInstrument {
+class TimerThread : public measure::ThreadInstrument {
   public:
     TimerThread(std::unique_ptr<ThreadBuffer> buffer, timer_t timer, std::uint64_t period_ns)
         : buffer_(std::move(buffer)), timer_(timer), period_ns_(period_ns) {
@@ -122,7 +122,7 @@ class TimerThread : public profiling::ThreadInstrument {
         timer_settime(timer_, 0, &spec, nullptr);
     }
     void stop() override { disarm(); }
-    void collect(profiling::ThreadMeasurements& result) override {
+    void collect(measure::ThreadMeasurements& result) override {
         // Detach first: no handler writes while we read.
         t_buffer = nullptr;
         std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -131,7 +131,7 @@ class TimerThread : public profiling::ThreadInstrument {
         result.samples.reserve(buffer_->count);
         for (std::size_t i = 0; i < buffer_->count; ++i) {
             const Slot& slot = buffer_->slots[i];
-            profiling::RawSample s;
+            measure::RawSample s;
             s.ip = slot.ip;
             s.tid = static_cast<std::uint32_t>(tid);
             s.time_ns = slot.time_ns;
@@ -156,7 +156,7 @@ class TimerThread : public profiling::ThreadInstrument {
 class TimerSampler : public Sampler {
   public:
     TimerSampler(std::uint64_t period_ns, std::optional<std::uint64_t> window_ns,
-                 profiling::SamplingInfo info)
+                 measure::SamplingInfo info)
         : period_ns_(period_ns), info_(std::move(info)) {
         // CPU time never exceeds the window; a quarter more plus a few for the ramp.
         slots_ = window_ns
@@ -165,13 +165,13 @@ class TimerSampler : public Sampler {
         install_handler();
     }
 
-    const profiling::SamplingInfo& info() const override { return info_; }
+    const measure::SamplingInfo& info() const override { return info_; }
     std::vector<std::string> notes() const override {
         std::lock_guard guard(mutex_);
         return {notes_.begin(), notes_.end()};
     }
 
-    std::unique_ptr<profiling::ThreadInstrument> attach_current_thread(unsigned) override {
+    std::unique_ptr<measure::ThreadInstrument> attach_current_thread(unsigned) override {
         auto buffer = std::make_unique<ThreadBuffer>();
         buffer->slots = std::make_unique<Slot[]>(slots_);
         buffer->capacity = slots_;
@@ -207,7 +207,7 @@ class TimerSampler : public Sampler {
   private:
     std::uint64_t period_ns_;
     std::uint64_t slots_ = kDefaultSlots;
-    profiling::SamplingInfo info_;
+    measure::SamplingInfo info_;
     mutable std::mutex mutex_;
     std::set<std::string> notes_;
 };
@@ -216,7 +216,7 @@ class TimerSampler : public Sampler {
 
 std::unique_ptr<Sampler> make_timer_sampler(std::uint64_t period_ns,
                                             std::optional<std::uint64_t> window_ns,
-                                            profiling::SamplingInfo info) {
+                                            measure::SamplingInfo info) {
     return std::make_unique<TimerSampler>(period_ns, window_ns, std::move(info));
 }
 

@@ -6,13 +6,13 @@
 
 #include <vector>
 
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 
 namespace lockprof::symbols {
 
 // Reports `modules` to `dwfl` as a /proc/PID/maps listing: libdwfl already knows how to lay
 // out modules from one (segments, bias). It joins consecutive lines with the same inode into
 // one module, so each file gets its own made-up inode. The vDSO has no file and is left out.
-void report_mappings(Dwfl* dwfl, const std::vector<profiling::MappedModule>& modules);
+void report_mappings(Dwfl* dwfl, const std::vector<measure::MappedModule>& modules);
 
 }  // namespace lockprof::symbols

@@ -316,14 +316,13 @@ std::vector<PltStub> plt_stubs(const std::string& path) {
     return stubs;
 }
 
-std::vector<profiling::MappedModule> image_mappings(const std::string& path, const ElfImage& image,
-                                                    std::uint64_t base,
-                                                    const std::string& build_id) {
+std::vector<measure::MappedModule> image_mappings(const std::string& path, const ElfImage& image,
+                                                  std::uint64_t base, const std::string& build_id) {
     constexpr std::uint64_t kPage = 4096;
-    std::vector<profiling::MappedModule> modules;
+    std::vector<measure::MappedModule> modules;
     for (const auto& seg : image.segments) {
         if (seg.memsz == 0) continue;
-        profiling::MappedModule m;
+        measure::MappedModule m;
         m.path = path;
         m.start = base + (seg.vaddr & ~(kPage - 1));
         m.end = (base + seg.vaddr + seg.memsz + kPage - 1) & ~(kPage - 1);
@@ -335,7 +334,7 @@ std::vector<profiling::MappedModule> image_mappings(const std::string& path, con
     return modules;
 }
 
-ModuleRedirect redirect_modules(std::vector<profiling::MappedModule>& modules,
+ModuleRedirect redirect_modules(std::vector<measure::MappedModule>& modules,
                                 const std::string& copy, const std::string& copy_build_id) {
     ModuleRedirect r;
     if (copy_build_id.empty()) {
@@ -382,8 +381,8 @@ bool parse_hex(std::string_view text, std::uint64_t& value) {
 
 }  // namespace
 
-std::vector<profiling::MappedModule> maps_entries(std::string_view maps) {
-    std::vector<profiling::MappedModule> entries;
+std::vector<measure::MappedModule> maps_entries(std::string_view maps) {
+    std::vector<measure::MappedModule> entries;
     std::istringstream in{std::string(maps)};
     std::string line;
     while (std::getline(in, line)) {
@@ -391,7 +390,7 @@ std::vector<profiling::MappedModule> maps_entries(std::string_view maps) {
         std::string range, perms, offset, device, inode, file;
         fields >> range >> perms >> offset >> device >> inode;
         std::getline(fields >> std::ws, file);
-        profiling::MappedModule m;
+        measure::MappedModule m;
         // "start-end" and the offset in hex; a line that does not say them is no mapping.
         const auto dash = range.find('-');
         if (dash == std::string::npos ||
@@ -406,18 +405,18 @@ std::vector<profiling::MappedModule> maps_entries(std::string_view maps) {
     return entries;
 }
 
-std::vector<profiling::MappedModule> parse_maps(std::string_view maps) {
-    std::vector<profiling::MappedModule> modules = maps_entries(maps);
+std::vector<measure::MappedModule> parse_maps(std::string_view maps) {
+    std::vector<measure::MappedModule> modules = maps_entries(maps);
     // Files, and the vDSO (clock_gettime's code: named, though not resolved).
-    std::erase_if(modules, [](const profiling::MappedModule& m) {
+    std::erase_if(modules, [](const measure::MappedModule& m) {
         return m.path != kVdso && (m.path.empty() || m.path[0] != '/' ||
                                    m.path.find(" (deleted)") != std::string::npos);
     });
     return modules;
 }
 
-std::vector<profiling::MappedModule> modules_of_maps(std::string_view maps) {
-    std::vector<profiling::MappedModule> modules = parse_maps(maps);
+std::vector<measure::MappedModule> modules_of_maps(std::string_view maps) {
+    std::vector<measure::MappedModule> modules = parse_maps(maps);
     std::map<std::string, std::string> build_ids;
     for (auto& m : modules) {
         auto [it, inserted] = build_ids.try_emplace(m.path);
@@ -427,7 +426,7 @@ std::vector<profiling::MappedModule> modules_of_maps(std::string_view maps) {
     return modules;
 }
 
-std::vector<profiling::MappedModule> process_modules(pid_t pid) {
+std::vector<measure::MappedModule> process_modules(pid_t pid) {
     const std::string path =
         pid == 0 ? std::string("/proc/self/maps") : fmt::format("/proc/{}/maps", pid);
     std::ifstream in(path);
@@ -593,7 +592,7 @@ struct SymbolResolver::Impl {
     }
 };
 
-SymbolResolver::SymbolResolver(const std::vector<profiling::MappedModule>& modules)
+SymbolResolver::SymbolResolver(const std::vector<measure::MappedModule>& modules)
     : impl_(std::make_unique<Impl>()) {
     impl_->callbacks.find_elf = dwfl_linux_proc_find_elf;
     impl_->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
@@ -614,7 +613,7 @@ SymbolResolver::SymbolResolver(const std::vector<profiling::MappedModule>& modul
     report_mappings(impl_->dwfl, modules);
 }
 
-void report_mappings(Dwfl* dwfl, const std::vector<profiling::MappedModule>& modules) {
+void report_mappings(Dwfl* dwfl, const std::vector<measure::MappedModule>& modules) {
     std::string maps;
     std::map<std::string, std::size_t> inode;
     for (const auto& m : modules) {

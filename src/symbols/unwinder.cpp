@@ -82,7 +82,7 @@ const VdsoImage& own_vdso() {
 }
 
 // Reports the vDSO of `modules` (where the target has it) as lockprof's own image.
-void report_vdso(Dwfl* dwfl, const std::vector<profiling::MappedModule>& modules) {
+void report_vdso(Dwfl* dwfl, const std::vector<measure::MappedModule>& modules) {
     const VdsoImage& image = own_vdso();
     if (image.path.empty()) return;
     for (const auto& m : modules) {
@@ -109,7 +109,7 @@ struct State {
     Dwfl* dwfl = nullptr;
     std::string problem;
     // The recorded mappings by start address, for reads outside the stack copy.
-    std::map<std::uint64_t, profiling::MappedModule> mappings;
+    std::map<std::uint64_t, measure::MappedModule> mappings;
     std::map<std::string, MappedFile> files;  // opened on first read
 
     // The sample being unwound.
@@ -225,7 +225,7 @@ const Dwfl_Thread_Callbacks kCallbacks = {
 
 }  // namespace
 
-Unwinder::Unwinder(const std::vector<profiling::MappedModule>& modules,
+Unwinder::Unwinder(const std::vector<measure::MappedModule>& modules,
                    const arch::UnwindRegisters& registers)
     : impl_(std::make_unique<Impl>()) {
     impl_->registers = &registers;
@@ -276,7 +276,7 @@ std::vector<std::uint64_t> Unwinder::unwind(std::span<const std::uint64_t> sampl
 namespace {
 
 // Processes that map the same files at the same addresses unwind alike.
-std::string image_signature(const std::vector<profiling::MappedModule>& modules) {
+std::string image_signature(const std::vector<measure::MappedModule>& modules) {
     std::string out;
     for (const auto& m : modules)
         if (m.permissions.find('x') != std::string::npos)
@@ -289,7 +289,7 @@ std::string image_signature(const std::vector<profiling::MappedModule>& modules)
 UnwinderCache::UnwinderCache(const arch::UnwindRegisters& registers) : registers_(registers) {}
 UnwinderCache::~UnwinderCache() = default;
 
-const Unwinder& UnwinderCache::unwinder_for(const std::vector<profiling::MappedModule>& modules) {
+const Unwinder& UnwinderCache::unwinder_for(const std::vector<measure::MappedModule>& modules) {
     auto [it, added] = unwinders_.try_emplace(image_signature(modules));
     if (added) it->second = std::make_unique<Unwinder>(modules, registers_);
     return *it->second;
@@ -297,7 +297,7 @@ const Unwinder& UnwinderCache::unwinder_for(const std::vector<profiling::MappedM
 
 std::vector<std::uint64_t> UnwinderCache::unwind(
     std::span<const std::uint64_t> sampled_registers, std::span<const unsigned char> stack,
-    const std::vector<profiling::MappedModule>& modules) {
+    const std::vector<measure::MappedModule>& modules) {
     const auto start = std::chrono::steady_clock::now();
     auto chain = unwinder_for(modules).unwind(sampled_registers, stack);
     ++stats_.stacks;
@@ -308,8 +308,8 @@ std::vector<std::uint64_t> UnwinderCache::unwind(
     return chain;
 }
 
-void UnwinderCache::unwind(profiling::RawSample& sample,
-                           const std::vector<profiling::MappedModule>& modules) {
+void UnwinderCache::unwind(measure::RawSample& sample,
+                           const std::vector<measure::MappedModule>& modules) {
     if (sample.user_regs.empty()) return;
     auto chain = unwind(sample.user_regs, sample.user_stack, modules);
     // A kernel-mode sample (--kernel) enters user space at the registers' PC: that frame

@@ -158,8 +158,8 @@ void* worker_main(void* raw) {
     result.index = index;
     pin_worker(*s.spec, result);
 
-    std::vector<std::unique_ptr<profiling::ThreadInstrument>> instruments;
-    for (profiling::Instrumentation* instrumentation : s.control->instruments)
+    std::vector<std::unique_ptr<measure::ThreadInstrument>> instruments;
+    for (measure::Instrumentation* instrumentation : s.control->instruments)
         if (auto attached = instrumentation->attach_current_thread(index))
             instruments.push_back(std::move(attached));
 

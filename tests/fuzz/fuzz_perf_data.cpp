@@ -2,7 +2,7 @@
 // src/perfdata/perf_data.cpp, PerfData::from_bytes, what open() does on the mapped file), then
 // what those commands do with every file that reads: fold() replays its records into folded
 // stacks under the fold options (the input's size picks them, so the bytes stay a perf.data
-// file), and pprof_profile() builds convert's profile. Kernel symbols and perf's build-id cache
+// file), and perf_data_pprof() builds convert's profile. Kernel symbols and perf's build-id cache
 // point nowhere; the files the mmap records name are opened read-only, as fold does.
 #include <string>
 
@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz::check(sum == stacks.total(), "total() is the sum of the stacks' weights");
         fuzz::check(report.folded + report.other_event <= report.samples,
                     "no more samples folded or left out than seen");
-        (void)perfdata::pprof_profile(file, resolve);
+        (void)perfdata::perf_data_pprof(file, resolve);
     });
     return 0;
 }

@@ -5,12 +5,13 @@
 #include "fuzz_support.hpp"
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/report/json.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 using namespace lockprof;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     fuzz::refusals_only([&] {
-        const workload::RunResult run = report::result_from_text(fuzz::text(data, size), "fuzz");
+        const workload::RunResult run = results::result_from_text(fuzz::text(data, size), "fuzz");
         const auto summaries = analysis::summarize(run);
         fuzz::check(summaries.size() == run.cells.size(), "one summary per cell");
         (void)report::to_json(run, summaries).dump();

@@ -7,13 +7,14 @@
 #include "lockprof/attribution/run_attribution.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/symbols/resolver.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 using namespace lockprof;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const symbols::SymbolResolver resolver{std::vector<profiling::MappedModule>{}};
+    static const symbols::SymbolResolver resolver{std::vector<measure::MappedModule>{}};
     fuzz::refusals_only([&] {
-        workload::RunResult run = report::result_from_text(fuzz::text(data, size), "fuzz");
+        workload::RunResult run = results::result_from_text(fuzz::text(data, size), "fuzz");
         (void)attribution::loss_notes(run);
         if (!run.sampling || !attribution::has_raw_samples(run)) return;
         run.sampling->modules.clear();

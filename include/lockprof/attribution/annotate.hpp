@@ -18,7 +18,7 @@
 #include "lockprof/attribution/phases.hpp"
 #include "lockprof/symbols/disassembler.hpp"
 #include "lockprof/symbols/resolver.hpp"
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 
 namespace lockprof::attribution {
 
@@ -104,7 +104,7 @@ class Annotator {
 
     // The samples' functions, hottest first, the top ones (and always_annotate's) with their
     // instructions. lock, flavour and threads are left for the caller to name.
-    CellAnnotation annotate(const std::vector<const profiling::RawSample*>& samples,
+    CellAnnotation annotate(const std::vector<const measure::RawSample*>& samples,
                             std::uint64_t lost = 0);
 
   private:

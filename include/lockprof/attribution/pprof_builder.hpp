@@ -3,8 +3,8 @@
 // lines (the functions inlined there, innermost first, then the function that holds them, under
 // the short names StackFolder and the annotation give them, resolved through the same
 // SymbolResolver; the full demangled name is the function's system name); callers at
-// their return address - 1, inside the call. Shared by sampled runs (pprof_profile() below) and
-// `lockprof record` (record/pprof_profile), so both name the same code the same way.
+// their return address - 1, inside the call. Shared by sampled runs (run_pprof() below) and
+// `lockprof record` (record/recording_pprof), so both name the same code the same way.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "lockprof/export/pprof.hpp"
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 #include "lockprof/symbols/resolver.hpp"
 #include "lockprof/workload/results.hpp"
 
@@ -22,22 +22,22 @@ namespace lockprof::attribution {
 
 // True when the sampled event is a clock (cpu-clock, task-clock; the timer sampler's): sample
 // weights are then nanoseconds of CPU time, else counts of the event.
-bool samples_weigh_time(const profiling::SamplingInfo& sampling);
+bool samples_weigh_time(const measure::SamplingInfo& sampling);
 
 class PprofBuilder {
   public:
     // Sample types samples/count and cpu/nanoseconds, and "<event>/count" when the sampled
     // event is not a clock (cycles, stxr_fail), the default then; period from `sampling`.
-    explicit PprofBuilder(const profiling::SamplingInfo& sampling);
+    explicit PprofBuilder(const measure::SamplingInfo& sampling);
 
     // An address space (a process's mappings) and the resolver built from them, which must
     // outlive the builder. Its executable mappings become pprof mappings. Returns its index.
-    std::size_t add_address_space(const std::vector<profiling::MappedModule>& modules,
+    std::size_t add_address_space(const std::vector<measure::MappedModule>& modules,
                                   const symbols::SymbolResolver& resolver);
 
     // One sample of address space `space`; `cpu_ns` is the CPU time it stands for (its weight
     // when samples_weigh_time()).
-    void add(std::size_t space, const profiling::RawSample& sample, std::int64_t cpu_ns,
+    void add(std::size_t space, const measure::RawSample& sample, std::int64_t cpu_ns,
              std::vector<exporting::pprof::Label> labels);
 
     bool weighs_time() const { return weighs_time_; }
@@ -65,7 +65,7 @@ class PprofBuilder {
 // Spreads `total` over samples in proportion to their weights (largest remainders, so the
 // parts add up to `total`): a thread's CPU time over its samples of a hardware event.
 std::vector<std::int64_t> apportion(std::uint64_t total,
-                                    const std::vector<const profiling::RawSample*>& samples);
+                                    const std::vector<const measure::RawSample*>& samples);
 
 // "2026-12-01T12:05:54Z" (Provenance::timestamp_utc) as Unix epoch nanoseconds; 0 when it
 // does not parse.
@@ -76,6 +76,6 @@ std::int64_t epoch_nanos(const std::string& timestamp_utc);
 // build), threads (the cell's thread count), thread (the worker's index, as text: pprof drops a
 // numeric label of 0) and tid. Duration: the trials' wall time. Empty (no samples) when the run was
 // not sampled.
-exporting::pprof::Profile pprof_profile(const workload::RunResult& run);
+exporting::pprof::Profile run_pprof(const workload::RunResult& run);
 
 }  // namespace lockprof::attribution

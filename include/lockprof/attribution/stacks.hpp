@@ -13,7 +13,7 @@
 #include "lockprof/attribution/annotate.hpp"
 #include "lockprof/attribution/phases.hpp"
 #include "lockprof/symbols/resolver.hpp"
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 
 namespace lockprof::attribution {
 
@@ -54,7 +54,7 @@ class StackFolder {
 
     // `root` first, then the callers outermost first, the sampled function, and the leaves
     // `leaf` asks for.
-    std::vector<std::string> frames(std::string root, const profiling::RawSample& sample);
+    std::vector<std::string> frames(std::string root, const measure::RawSample& sample);
 
   private:
     struct Frame {

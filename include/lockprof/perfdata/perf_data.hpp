@@ -91,6 +91,6 @@ exporting::FoldedStacks fold(const PerfData& file, const exporting::PerfScriptOp
 // callers at their return address - 1, functions under lockprof's short names), labels process,
 // pid, tid and thread. Each process's mappings are those it had at the end of the recording;
 // its files are resolved as fold() resolves them (build ids, perf's cache).
-exporting::pprof::Profile pprof_profile(const PerfData& file, const ResolveOptions& resolve = {});
+exporting::pprof::Profile perf_data_pprof(const PerfData& file, const ResolveOptions& resolve = {});
 
 }  // namespace lockprof::perfdata

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "lockprof/pmu/events.hpp"
-#include "lockprof/profiling/instrument.hpp"
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/instrument.hpp"
+#include "lockprof/measure/data.hpp"
 
 namespace lockprof::pmu {
 
@@ -33,9 +33,9 @@ std::vector<Group> plan_groups(const std::vector<ResolvedEvent>& events,
 // TOTAL_TIME_RUNNING | ID: {nr, enabled, running, {value, id} x nr}. Values are matched to
 // events by id, not position. Returns one reading per id in `ids` (order kept); an id missing
 // from the buffer, or a short buffer, reads as never counted (all zero).
-std::vector<profiling::CounterReading> decode_group_read(std::span<const std::uint64_t> words,
-                                                         const std::vector<std::uint64_t>& ids,
-                                                         const std::vector<std::string>& names);
+std::vector<measure::CounterReading> decode_group_read(std::span<const std::uint64_t> words,
+                                                       const std::vector<std::uint64_t>& ids,
+                                                       const std::vector<std::string>& names);
 
 struct OpenFailure {
     std::size_t event = 0;  // index into the event list
@@ -75,7 +75,7 @@ class ThreadCounters {
     void start();  // reset and enable every group
     void stop();   // disable every group
     // One reading per event, in event order.
-    std::vector<profiling::CounterReading> read() const;
+    std::vector<measure::CounterReading> read() const;
     std::size_t open_descriptors() const;
 
   private:
@@ -114,10 +114,10 @@ std::vector<std::string> default_event_names(bool with_task_clock = true);
 CountingPlan plan_counting(const CountingOptions& options);
 
 // Plugs a CountingPlan into the runner: each worker opens its own groups.
-class CounterInstrumentation : public profiling::Instrumentation {
+class CounterInstrumentation : public measure::Instrumentation {
   public:
     explicit CounterInstrumentation(CountingPlan plan);
-    std::unique_ptr<profiling::ThreadInstrument> attach_current_thread(
+    std::unique_ptr<measure::ThreadInstrument> attach_current_thread(
         unsigned thread_index) override;
     const CountingPlan& plan() const { return plan_; }
     // One line per cause for events that failed to open on worker threads during the run and

@@ -122,11 +122,11 @@ struct RecordAnalysis {
 class Images {
   public:
     struct Image {
-        std::vector<const profiling::RawSample*> samples;
+        std::vector<const measure::RawSample*> samples;
         bool has_modules = false;  // false: samples of processes never seen alive
         symbols::SymbolResolver resolver;
         // The mappings the resolver was built from (one process's; empty without modules).
-        const std::vector<profiling::MappedModule>* modules = nullptr;
+        const std::vector<measure::MappedModule>* modules = nullptr;
     };
     explicit Images(const RecordResult& result);
     const std::vector<Image>& all() const { return images_; }
@@ -142,7 +142,7 @@ class Images {
     // Each set of mappings a process had when last read (by signature): the mappings, and
     // the resolver of its image when it has samples, else one built on first use.
     struct Mappings {
-        const std::vector<profiling::MappedModule>* modules = nullptr;
+        const std::vector<measure::MappedModule>* modules = nullptr;
         const symbols::SymbolResolver* resolver = nullptr;
         mutable std::unique_ptr<symbols::SymbolResolver> built;
     };

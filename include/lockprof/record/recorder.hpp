@@ -81,8 +81,8 @@ struct InstrumentCalibration {
 struct TaskRecord {
     pid_t tid = 0;
     std::string comm;
-    std::vector<profiling::CounterReading> counters;  // event order; pid/match modes
-    bool attached = false;                            // counters opened
+    std::vector<measure::CounterReading> counters;  // event order; pid/match modes
+    bool attached = false;                          // counters opened
 };
 
 // Mappings an exec replaced: a process's samples taken before `until_ns` (perf clock, as
@@ -90,7 +90,7 @@ struct TaskRecord {
 // parent's code at its parent's addresses.
 struct EarlierMappings {
     std::uint64_t until_ns = 0;
-    std::vector<profiling::MappedModule> modules;
+    std::vector<measure::MappedModule> modules;
 };
 
 struct ProcessRecord {
@@ -100,10 +100,10 @@ struct ProcessRecord {
     std::vector<TaskRecord> threads;  // pid/match: per-thread counters
     // command: the command and everything it started, summed by the kernel (inherited
     // counters cannot be split per thread); empty for the processes it started.
-    std::vector<profiling::CounterReading> inherited;
-    std::vector<profiling::MappedModule> modules;  // latest snapshot of its file mappings
-    std::vector<EarlierMappings> before_exec;      // command: oldest first, from task events
-    std::string problem;                           // why it could not be (fully) recorded
+    std::vector<measure::CounterReading> inherited;
+    std::vector<measure::MappedModule> modules;  // latest snapshot of its file mappings
+    std::vector<EarlierMappings> before_exec;    // command: oldest first, from task events
+    std::string problem;                         // why it could not be (fully) recorded
 };
 
 struct RecordResult {
@@ -115,10 +115,10 @@ struct RecordResult {
     double duration_s = 0;
     std::vector<std::string> events;  // counted, in reading order
     std::vector<ProcessRecord> processes;
-    std::optional<profiling::SamplingInfo> sampling;  // its modules are unused: per process
+    std::optional<measure::SamplingInfo> sampling;  // its modules are unused: per process
     // With pid and tid; with --call-graph dwarf their stacks are unwound into `callchain` by
     // the time record() returns (during the recording once the copies held pass 64 MiB).
-    std::vector<profiling::RawSample> samples;
+    std::vector<measure::RawSample> samples;
     std::uint64_t samples_lost = 0;
     std::optional<SpinRecording> spin;                 // --spin: every probed entry and return
     std::optional<InstrumentCalibration> calibration;  // with --spin or --sample
@@ -148,7 +148,7 @@ class CommandError : public Error {
 // file's first, non-executable segment is missing.
 struct ReplayedProcess {
     std::string comm;
-    std::vector<profiling::MappedModule> modules;
+    std::vector<measure::MappedModule> modules;
     std::vector<EarlierMappings> before_exec;  // what each exec since its fork replaced
 };
 std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEvent> events);
@@ -158,9 +158,9 @@ std::map<pid_t, ReplayedProcess> replay_task_events(std::vector<sampling::TaskEv
 // which then ended before the next read), and the kernel's records have them. A replayed
 // mapping overlapping one of the snapshot is left out, so a complete snapshot stays as it is
 // (its non-executable segments too, which the replay does not hold). Sorted by start.
-std::vector<profiling::MappedModule> with_replayed_mappings(
-    std::vector<profiling::MappedModule> snapshot,
-    const std::vector<profiling::MappedModule>& replayed);
+std::vector<measure::MappedModule> with_replayed_mappings(
+    std::vector<measure::MappedModule> snapshot,
+    const std::vector<measure::MappedModule>& replayed);
 
 // Records until the target exits, the duration passes or `stop` holds a signal number (the
 // CLI's SIGINT/SIGTERM handler). A command stopped by a signal is waited for: after SIGTERM it

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "lockprof/export/folded.hpp"
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 #include "lockprof/symbols/resolver.hpp"
 
 namespace lockprof::record {
@@ -79,7 +79,7 @@ SpinPlan extend_spin(const std::vector<std::string>& functions,
 // The files to search for a process from its mappings: the executable first, then every
 // other mapped ELF file, once each (no [vdso]).
 std::vector<std::string> spin_binaries(const std::string& exe,
-                                       const std::vector<profiling::MappedModule>& modules);
+                                       const std::vector<measure::MappedModule>& modules);
 
 // One entry or return as the recording keeps it.
 struct SpinHit {
@@ -126,7 +126,7 @@ struct SpinRecording {
 std::optional<std::string> read_process_string(pid_t pid, std::uint64_t address);
 // The same string read from the file mapped there, through `modules` (the process's mappings):
 // for processes that ended before their strings were read. nullopt when no file holds it.
-std::optional<std::string> read_mapped_string(const std::vector<profiling::MappedModule>& modules,
+std::optional<std::string> read_mapped_string(const std::vector<measure::MappedModule>& modules,
                                               std::uint64_t address);
 
 // Per call site: what the report and JSON show.

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 #include "lockprof/record/spin.hpp"
 
 namespace lockprof::record {
@@ -32,7 +32,7 @@ std::optional<CodeRange> uprobes_page(std::string_view maps);
 // (`pages`, by pid) with the return address of the matching call among `hits` (the spin
 // probes' entries and returns; sample and hit times on one clock). Returns how many frames it
 // gave back.
-std::size_t restore_uretprobe_callers(std::vector<profiling::RawSample>& samples,
+std::size_t restore_uretprobe_callers(std::vector<measure::RawSample>& samples,
                                       const std::vector<SpinHit>& hits,
                                       const std::map<pid_t, CodeRange>& pages);
 

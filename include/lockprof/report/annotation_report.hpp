@@ -26,7 +26,7 @@ inline constexpr double kListingShare = 0.005;
 
 // The listing for one cell. `info` supplies the sampler and the skid note.
 std::string render_annotation(const attribution::CellAnnotation& cell,
-                              const profiling::SamplingInfo& info, unsigned top_functions,
+                              const measure::SamplingInfo& info, unsigned top_functions,
                               ListingDetail detail = ListingDetail::full);
 
 // The kHottestRows hottest instructions of `functions` and their acquire loops (when at most

@@ -1,21 +1,21 @@
-// The result file: raw per-thread figures (enough to recompute everything) plus the derived
-// summaries for scripts. Schema documented in docs/result-schema.md; bump kSchemaVersion on any
-// incompatible change.
+// Writing the result file: raw per-thread figures (enough to recompute everything) plus the
+// derived summaries for scripts. Schema documented in docs/result-schema.md; bump its version
+// (results/schema.hpp) on any incompatible change. results/result_reader.hpp reads it back.
 #pragma once
 
-#include <filesystem>
 #include <string>
-#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "lockprof/analysis/summary.hpp"
+#include "lockprof/results/schema.hpp"
 #include "lockprof/workload/results.hpp"
 
 namespace lockprof::report {
 
-inline constexpr const char* kSchemaName = "lockprof.result";
-inline constexpr int kSchemaVersion = 1;
+// The result file's name and version (results/schema.hpp); results/result_reader.hpp reads it.
+inline constexpr const char* kSchemaName = results::kResultSchemaName;
+inline constexpr int kSchemaVersion = results::kResultSchemaVersion;
 
 // What a result file holds. Raw samples are large: `--output` leaves them out, `--samples-out`
 // keeps them.
@@ -35,17 +35,6 @@ std::string json_text(const nlohmann::json& doc, int indent = -1);
 
 // The provenance and sampling objects of the result file, for other documents (record's).
 nlohmann::json provenance_json(const workload::Provenance& provenance);
-nlohmann::json sampling_json(const profiling::SamplingInfo& sampling);
-
-// Reads a result file back (raw data only; summaries are recomputed by the caller). Throws
-// UsageError naming the file for unreadable files, other schemas and versions, and truncation.
-workload::RunResult read_result(const std::filesystem::path& path);
-
-// read_result on a file's text, `name` standing for the file in messages: the reader itself,
-// which read_result calls after reading the file (and tests/fuzz/ feeds).
-workload::RunResult result_from_text(std::string_view text, const std::string& name);
-
-// Parses the raw part of a result document (used by read_result and tests).
-workload::RunResult result_from_json(const nlohmann::json& doc);
+nlohmann::json sampling_json(const measure::SamplingInfo& sampling);
 
 }  // namespace lockprof::report

@@ -1,7 +1,7 @@
 // Outputs of `lockprof record`: the terminal report (counters per process and in total, the
 // hottest symbols, annotated hot functions, the spin-lock view, notes), the JSON document
-// (schema "lockprof.record", documented in docs/record.md) and the HTML report rendered from it
-// (record_html.cpp).
+// (schema "lockprof.record", documented in docs/record.md; typed in record_document.hpp) and the
+// HTML report rendered from that document (record_html.cpp).
 #pragma once
 
 #include <optional>
@@ -11,16 +11,15 @@
 
 #include "lockprof/record/analysis.hpp"
 #include "lockprof/record/recorder.hpp"
+#include "lockprof/results/schema.hpp"
 
 namespace lockprof::report {
 
-// Every document lockprof writes says what it is as "schema": "lockprof.<kind>" and its
-// version as "schema_version" (docs/result-schema.md, "Naming"). Recordings written before
-// that rule say "schema": "lockprof-record", "version": 1 and hold what version 2 holds: they
-// are still read.
-inline constexpr const char* kRecordSchemaName = "lockprof.record";
-inline constexpr int kRecordSchemaVersion = 2;
-inline constexpr const char* kRecordSchemaNameV1 = "lockprof-record";
+// The recording's schema names and version (results/schema.hpp): "lockprof.record" version 2,
+// and "lockprof-record" version 1, still read.
+using results::kRecordSchemaName;
+using results::kRecordSchemaNameV1;
+using results::kRecordSchemaVersion;
 
 // `top_symbols`: rows of the hottest-symbol table; `listing_top`: functions listed
 // instruction by instruction (0: none; lock-pattern functions are listed after them).
@@ -46,6 +45,7 @@ std::string instruments_warning(const record::InstrumentCalibration& calibration
 // that killed it): "" for status 0 or none.
 std::string failed_command_sentence(std::optional<int> exit_status);
 
+// to_json(record_document(result, profile)): the document `record --output` writes.
 nlohmann::json record_to_json(const record::RecordResult& result,
                               const record::RecordAnalysis& profile);
 
@@ -59,15 +59,16 @@ bool is_recording(const nlohmann::json& doc);
 // result, or a file that is unreadable or not JSON, which read_result() then refuses).
 std::optional<nlohmann::json> read_recording(const std::string& path);
 
+struct RecordDocument;
+
 // A recording's self-contained HTML report (docs/reports.md): its target and provenance,
 // counters, hottest symbols, annotated functions, the spin-lock view and the --spin call sites.
-// Rendered from the JSON document, as `record --output` writes it and `lockprof report` reads it
-// back, so `record --report` and `lockprof report` of its --output write the same bytes. Throws
-// UsageError, naming what is missing, for a document that is not a whole recording.
-std::string render_record_html(const nlohmann::json& doc, const std::string& title);
+// Rendered from the document alone, as `record --output` writes it and `lockprof report` reads it
+// back (record_document_from_json()), so `record --report` and `lockprof report` of its --output
+// write the same bytes.
+std::string render_record_html(const RecordDocument& doc, const std::string& title);
 
-// render_record_html() of the document as a file holds it: record_to_json() written by
-// json_text() and parsed again, so every string and number is what the file gives back.
+// render_record_html() of the document as a file gives it back (record_document_as_read()).
 std::string render_record_html(const record::RecordResult& result,
                                const record::RecordAnalysis& profile, const std::string& title);
 

@@ -1,6 +1,6 @@
 // Samplers: where each worker thread spends its time, one sample at a time.
 //
-// Two implementations behind profiling::Instrumentation, both per thread and opened by the
+// Two implementations behind measure::Instrumentation, both per thread and opened by the
 // thread they measure (pid 0, cpu -1):
 //  - perf: a non-inherited perf_event with an mmap ring buffer (the kernel refuses mmap on
 //    inherited events). PERF_SAMPLE_IP | TID | TIME | PERIOD | CALLCHAIN, user space only;
@@ -21,8 +21,8 @@
 #include <linux/perf_event.h>
 
 #include "lockprof/pmu/aliases.hpp"
-#include "lockprof/profiling/instrument.hpp"
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/instrument.hpp"
+#include "lockprof/measure/data.hpp"
 
 namespace lockprof::sampling {
 
@@ -56,10 +56,10 @@ struct SamplerRequest {
 // enough pages for about 128 samples (the copy plus ~512 bytes each), at most 256 (1 MiB).
 std::size_t ring_data_pages(const perf_event_attr& attr);
 
-class Sampler : public profiling::Instrumentation {
+class Sampler : public measure::Instrumentation {
   public:
     // What sampler and event were used and why (goes into RunResult::sampling).
-    virtual const profiling::SamplingInfo& info() const = 0;
+    virtual const measure::SamplingInfo& info() const = 0;
     // Things the user must know that happened while sampling (threads that could not be
     // sampled, buffers that had to shrink). Each distinct message once.
     virtual std::vector<std::string> notes() const = 0;
@@ -75,21 +75,20 @@ std::unique_ptr<Sampler> make_sampler(const SamplerRequest& request);
 // `error` is the one-line reason when perf_event sampling does not work here at all.
 struct PerfChoice {
     perf_event_attr attr{};
-    profiling::SamplingInfo info;  // sampler "perf"; sampler_reason left to the caller
+    measure::SamplingInfo info;  // sampler "perf"; sampler_reason left to the caller
     std::string error;
 };
 PerfChoice choose_perf_event(const SamplerRequest& request);
 
-std::unique_ptr<Sampler> make_perf_sampler(const perf_event_attr& attr,
-                                           profiling::SamplingInfo info);
+std::unique_ptr<Sampler> make_perf_sampler(const perf_event_attr& attr, measure::SamplingInfo info);
 std::unique_ptr<Sampler> make_timer_sampler(std::uint64_t period_ns,
                                             std::optional<std::uint64_t> window_ns,
-                                            profiling::SamplingInfo info);
+                                            measure::SamplingInfo info);
 
 // How the call stacks were taken, in one line for the reports: "frame pointers (the kernel's
 // walk)", or for --call-graph dwarf the stack size, how many samples were unwound, in how long,
 // and how many found no caller.
-std::string call_graph_summary(const profiling::SamplingInfo& info);
+std::string call_graph_summary(const measure::SamplingInfo& info);
 
 // What the precise_ip the kernel granted means for samples of `event` on `isa`: the skid and
 // the note the annotation prints. `hardware`: counted by a PMU (software clocks have no precise
@@ -98,7 +97,7 @@ std::string call_graph_summary(const profiling::SamplingInfo& info);
 // (Intel PEBS, AMD IBS); the arm64 kernel accepts precise_ip on core PMUs and ignores it, so
 // there it never removes skid (only SPE, a separate PMU, names the instruction).
 struct SkidMeaning {
-    profiling::Skid skid = profiling::Skid::arbitrary;
+    measure::Skid skid = measure::Skid::arbitrary;
     std::string note;
 };
 SkidMeaning skid_meaning(pmu::Isa isa, bool hardware, int granted, std::string_view event,

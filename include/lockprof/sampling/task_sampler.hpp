@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 
 namespace lockprof::sampling {
 
@@ -41,7 +41,7 @@ struct TaskEvent {
 class TaskSampler {
   public:
     // `attr` and `info` as choose_perf_event() picked them.
-    TaskSampler(const perf_event_attr& attr, profiling::SamplingInfo info);
+    TaskSampler(const perf_event_attr& attr, measure::SamplingInfo info);
     ~TaskSampler();
     TaskSampler(const TaskSampler&) = delete;
     TaskSampler& operator=(const TaskSampler&) = delete;
@@ -53,7 +53,7 @@ class TaskSampler {
     int attach_inherited(pid_t pid, const std::vector<int>& cpus);
 
     // Samples gathered since the last call (every buffer emptied).
-    std::vector<profiling::RawSample> drain();
+    std::vector<measure::RawSample> drain();
     // Task events gathered by drain() since the last call, in no particular order (each CPU
     // has its own buffer): sort by time_ns before replaying them.
     std::vector<TaskEvent> take_events();
@@ -68,7 +68,7 @@ class TaskSampler {
     int add(perf_event_attr attr, pid_t pid, int cpu);
 
     perf_event_attr attr_;
-    profiling::SamplingInfo info_;
+    measure::SamplingInfo info_;
     std::vector<std::shared_ptr<RingBuffer>> rings_;
     std::vector<TaskEvent> events_;
     std::set<std::string> notes_;

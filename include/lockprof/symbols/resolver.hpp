@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 
 namespace lockprof::symbols {
 
@@ -44,25 +44,25 @@ inline constexpr std::string_view kKernel = "[kernel]";
 
 // The file-backed mappings of process `pid` (0: this process), with GNU build ids, and its
 // vDSO (path kVdso, no build id). Throws when its maps cannot be read.
-std::vector<profiling::MappedModule> process_modules(pid_t pid = 0);
+std::vector<measure::MappedModule> process_modules(pid_t pid = 0);
 
 // The same from a /proc/PID/maps text already read: for another process, which may exit at
 // any moment, read its maps once and use this, so that the text checked is the text used.
-std::vector<profiling::MappedModule> modules_of_maps(std::string_view maps);
+std::vector<measure::MappedModule> modules_of_maps(std::string_view maps);
 
 // Every mapping of a /proc/PID/maps text, as the kernel lists them: range, permissions,
 // offset and name (a path, "[vdso]", "[uprobes]", "" for anonymous memory), no build ids. A
 // line that does not say its range and offset in hex is skipped. The one reader of maps text.
-std::vector<profiling::MappedModule> maps_entries(std::string_view maps);
+std::vector<measure::MappedModule> maps_entries(std::string_view maps);
 
 // The mappings process_modules keeps from the text of a /proc/PID/maps file (files and the
 // vDSO), without build ids: its parser, on the file's text (tests/fuzz feeds it).
-std::vector<profiling::MappedModule> parse_maps(std::string_view maps);
+std::vector<measure::MappedModule> parse_maps(std::string_view maps);
 
 class SymbolResolver {
   public:
     // Resolves addresses as they were in the process that had these mappings.
-    explicit SymbolResolver(const std::vector<profiling::MappedModule>& modules);
+    explicit SymbolResolver(const std::vector<measure::MappedModule>& modules);
     ~SymbolResolver();
     SymbolResolver(SymbolResolver&&) noexcept;
     SymbolResolver& operator=(SymbolResolver&&) noexcept;
@@ -154,9 +154,8 @@ std::vector<PltStub> plt_stubs(const std::string& path);
 // The mappings a process would have with `image` (the file at `path`) loaded `base` bytes above
 // its link-time addresses, as /proc/PID/maps would list them: what a SymbolResolver is built
 // from when the process itself is gone and only the file is known.
-std::vector<profiling::MappedModule> image_mappings(const std::string& path, const ElfImage& image,
-                                                    std::uint64_t base,
-                                                    const std::string& build_id);
+std::vector<measure::MappedModule> image_mappings(const std::string& path, const ElfImage& image,
+                                                  std::uint64_t base, const std::string& build_id);
 
 // The demangled name as perf prints it by default (libiberty's demangler without DMGL_PARAMS):
 // no parameter list, return type or function qualifiers at the top level, no clone suffix
@@ -172,7 +171,7 @@ struct ModuleRedirect {
     std::size_t mappings = 0;  // mappings now pointing at the copy
     std::string refusal;       // non-empty: no recorded file has the copy's build id
 };
-ModuleRedirect redirect_modules(std::vector<profiling::MappedModule>& modules,
+ModuleRedirect redirect_modules(std::vector<measure::MappedModule>& modules,
                                 const std::string& copy, const std::string& copy_build_id);
 
 }  // namespace lockprof::symbols

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "lockprof/arch/unwind_registers.hpp"
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 
 namespace lockprof::symbols {
 
@@ -33,7 +33,7 @@ class Unwinder {
   public:
     // Unwinds samples of a process with these mappings (/proc/PID/maps form; `registers`: the
     // architecture the samples were taken on, the host's by default).
-    explicit Unwinder(const std::vector<profiling::MappedModule>& modules,
+    explicit Unwinder(const std::vector<measure::MappedModule>& modules,
                       const arch::UnwindRegisters& registers = arch::unwind_registers());
     ~Unwinder();
     Unwinder(Unwinder&&) noexcept;
@@ -77,16 +77,16 @@ class UnwinderCache {
     // after the kernel's frames already there (kernel-mode samples with --kernel), and frees
     // the copy. `modules`: the mappings of the process it came from. A sample without a copy
     // is left as it is.
-    void unwind(profiling::RawSample& sample, const std::vector<profiling::MappedModule>& modules);
+    void unwind(measure::RawSample& sample, const std::vector<measure::MappedModule>& modules);
     // The same for registers and a stack copy held elsewhere (a uprobe's entry record).
     std::vector<std::uint64_t> unwind(std::span<const std::uint64_t> sampled_registers,
                                       std::span<const unsigned char> stack,
-                                      const std::vector<profiling::MappedModule>& modules);
+                                      const std::vector<measure::MappedModule>& modules);
 
     const UnwindStats& stats() const { return stats_; }
 
   private:
-    const Unwinder& unwinder_for(const std::vector<profiling::MappedModule>& modules);
+    const Unwinder& unwinder_for(const std::vector<measure::MappedModule>& modules);
 
     const arch::UnwindRegisters& registers_;
     std::map<std::string, std::unique_ptr<Unwinder>> unwinders_;  // by image signature

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 #include "lockprof/workload/provenance.hpp"
 #include "lockprof/workload/spec.hpp"
 
@@ -57,9 +57,9 @@ class LatencyHistogram {
 };
 
 // One worker's figures. The measurements the PMU counters and samplers attach
-// (profiling::ThreadMeasurements: counters, samples) are its base, so an instrument fills them
+// (measure::ThreadMeasurements: counters, samples) are its base, so an instrument fills them
 // without knowing the lock workload.
-struct ThreadResult : profiling::ThreadMeasurements {
+struct ThreadResult : measure::ThreadMeasurements {
     unsigned index = 0;
     int cpu = -1;  // pinned CPU, -1 when not pinned
     std::uint64_t acquires = 0;
@@ -181,7 +181,7 @@ struct RunResult {
     std::vector<std::string> notes;  // things the user must know (dropped events, fallbacks)
     bool interrupted = false;
     std::string interrupted_by;  // "SIGINT", "SIGTERM" or "watchdog"; "" when not interrupted
-    std::optional<profiling::SamplingInfo> sampling;  // set when --sample ran
+    std::optional<measure::SamplingInfo> sampling;  // set when --sample ran
 };
 
 }  // namespace lockprof::workload

@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "lockprof/workload/runnable_locks.hpp"
-#include "lockprof/profiling/instrument.hpp"
+#include "lockprof/measure/instrument.hpp"
 #include "lockprof/workload/results.hpp"
 #include "lockprof/workload/spec.hpp"
 
 namespace lockprof::workload {
 
 struct RunControl {
-    std::vector<profiling::Instrumentation*> instruments;
+    std::vector<measure::Instrumentation*> instruments;
     // Set asynchronously (SIGINT); the running trial stops early and is reported interrupted.
     const std::atomic<bool>* interrupted = nullptr;
 };

@@ -15,6 +15,7 @@
 #include "lockprof/report/json.hpp"
 #include "lockprof/attribution/acquire_loop.hpp"
 #include "lockprof/symbols/disassembler.hpp"
+#include "lockprof/results/result_reader.hpp"
 #include "support/sanitizers.hpp"
 #include "support/temp_dir.hpp"
 
@@ -43,7 +44,7 @@ workload::RunResult sampled_run(const std::string& arch, int precise_ip) {
     }
     cell.trials.push_back(trial);
     run.cells.push_back(cell);
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     info.event = info.requested_event = "cycles";
     info.frequency = 1000;
@@ -57,7 +58,7 @@ workload::RunResult sampled_run(const std::string& arch, int precise_ip) {
 workload::RunResult read_back_without_skid(const workload::RunResult& run) {
     auto doc = report::to_json(run, {});
     doc["sampling"].erase("skid");
-    return report::result_from_json(doc);
+    return results::result_from_json(doc);
 }
 
 bool evidence_is_precise(const workload::RunResult& run) {
@@ -121,7 +122,7 @@ LoopAddresses release_test_loop_addresses(const symbols::SymbolResolver& resolve
 
 // A run of tas and cas at 2 threads whose samples are 90% in each loop's acquire loop and 10%
 // in its release, resolved against `modules`.
-workload::RunResult release_test_run(const std::vector<profiling::MappedModule>& modules,
+workload::RunResult release_test_run(const std::vector<measure::MappedModule>& modules,
                                      const std::vector<LoopAddresses>& loops) {
     workload::RunResult run = sampled_run("x86_64", 0);
     run.cells.clear();
@@ -224,12 +225,12 @@ TEST(FoldedStacks, WithoutDebugInformationTheAcquireLoopIsStillALeaf) {
 
 TEST(GatherEvidence, FollowsTheRecordedSkid) {
     auto run = sampled_run("aarch64", 2);
-    run.sampling->skid = profiling::Skid::arbitrary;
+    run.sampling->skid = measure::Skid::arbitrary;
     EXPECT_FALSE(evidence_is_precise(run));
     run = sampled_run("x86_64", 2);
-    run.sampling->skid = profiling::Skid::zero;
+    run.sampling->skid = measure::Skid::zero;
     EXPECT_TRUE(evidence_is_precise(run));
-    run.sampling->skid = profiling::Skid::constant;
+    run.sampling->skid = measure::Skid::constant;
     EXPECT_FALSE(evidence_is_precise(run));
 }
 

@@ -100,11 +100,11 @@ TEST(Summary, EventsAreScaledAndNeverRunIsNotCounted) {
 }
 
 TEST(Summary, ScaledValueIsOverflowSafe) {
-    profiling::CounterReading r{"cycles", UINT64_MAX / 2, UINT64_MAX, UINT64_MAX / 4};
-    const auto v = profiling::scaled_value(r);
+    measure::CounterReading r{"cycles", UINT64_MAX / 2, UINT64_MAX, UINT64_MAX / 4};
+    const auto v = measure::scaled_value(r);
     ASSERT_TRUE(v.has_value());
     EXPECT_NEAR(*v / (static_cast<double>(UINT64_MAX) * 2), 1.0, 1e-9);
-    EXPECT_FALSE(profiling::scaled_value({"x", 5, 10, 0}).has_value());
+    EXPECT_FALSE(measure::scaled_value({"x", 5, 10, 0}).has_value());
 }
 
 TEST(Summary, UnfairnessShowsInFairnessIndices) {

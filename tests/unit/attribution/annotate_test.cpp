@@ -79,10 +79,10 @@ const HotFunction* named(const CellAnnotation& a, std::string_view name) {
 
 CellAnnotation annotate(const symbols::SymbolResolver& resolver,
                         const std::vector<std::pair<std::uint64_t, unsigned>>& at) {
-    std::vector<profiling::RawSample> samples;
+    std::vector<measure::RawSample> samples;
     for (const auto& [ip, n] : at)
         for (unsigned i = 0; i < n; ++i) samples.push_back({ip, 1, 0, 1, {}});
-    std::vector<const profiling::RawSample*> pointers;
+    std::vector<const measure::RawSample*> pointers;
     for (const auto& s : samples) pointers.push_back(&s);
     AnnotateOptions options;
     options.top_functions = 8;

@@ -48,7 +48,7 @@ workload::RunResult sampled_run(const std::string& event, const std::vector<std:
     workload::RunResult run;
     run.provenance.lockprof_version = "0.1.0";
     run.provenance.timestamp_utc = "2026-12-01T12:00:00Z";
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     info.event = info.requested_event = event;
     info.frequency = 1000;
@@ -92,7 +92,7 @@ TEST(PprofProfile, ClockSamplesWeighCpuTime) {
     const auto ip = entry_address(&pprof_test_outer) + 2;
     const auto caller = entry_address(&pprof_test_caller) + 8;  // a return address
     const auto p = decode(
-        exporting::pprof::encode_pprof(pprof_profile(sampled_run("cpu-clock", {ip, ip}, caller))));
+        exporting::pprof::encode_pprof(run_pprof(sampled_run("cpu-clock", {ip, ip}, caller))));
     const auto& s = p.string_table();
     EXPECT_EQ(s[0], "");
     ASSERT_EQ(p.sample_type_size(), 2);
@@ -147,7 +147,7 @@ TEST(PprofProfile, InlinedCodeHasALineRecordPerFunction) {
     const auto ip = inlined_address(resolver);
     if (!ip) GTEST_SKIP() << "the compiler did not inline pprof_test_inner (or no DWARF)";
     const auto p =
-        decode(exporting::pprof::encode_pprof(pprof_profile(sampled_run("cpu-clock", {ip}, 0))));
+        decode(exporting::pprof::encode_pprof(run_pprof(sampled_run("cpu-clock", {ip}, 0))));
     const auto& s = p.string_table();
     const auto& loc = location_of(p, p.sample(0).location_id(0));
     ASSERT_EQ(loc.line_size(), 2);
@@ -168,8 +168,8 @@ TEST(PprofProfile, InlinedCodeHasALineRecordPerFunction) {
 
 TEST(PprofProfile, HardwareEventsGetTheirOwnSampleTypeAndAShareOfCpuTime) {
     const auto ip = entry_address(&pprof_test_outer) + 2;
-    const auto p = decode(
-        exporting::pprof::encode_pprof(pprof_profile(sampled_run("cycles", {ip, ip, ip}, 0))));
+    const auto p =
+        decode(exporting::pprof::encode_pprof(run_pprof(sampled_run("cycles", {ip, ip, ip}, 0))));
     const auto& s = p.string_table();
     ASSERT_EQ(p.sample_type_size(), 3);
     EXPECT_EQ(s[p.sample_type(2).type()] + "/" + s[p.sample_type(2).unit()], "cycles/count");
@@ -185,11 +185,11 @@ TEST(PprofProfile, HardwareEventsGetTheirOwnSampleTypeAndAShareOfCpuTime) {
 
 TEST(PprofProfile, UnsampledRunIsEmpty) {
     workload::RunResult run;
-    EXPECT_TRUE(pprof_profile(run).samples.empty());
+    EXPECT_TRUE(run_pprof(run).samples.empty());
 }
 
 TEST(Apportion, PartsFollowTheWeightsAndAddUp) {
-    profiling::RawSample a, b, c;
+    measure::RawSample a, b, c;
     a.weight = 1;
     b.weight = 1;
     c.weight = 2;

@@ -38,7 +38,7 @@ TEST(FrameName, SymbolModuleOrUnknown) {
 
 TEST(StackFolder, CallersRootFirstThenTheSampledFunctionAndItsInstruction) {
     const auto resolver = symbols::SymbolResolver::for_process();
-    profiling::RawSample s;
+    measure::RawSample s;
     s.ip = address_of(&stacks_test_callee) + 4;
     s.callchain = {address_of(&stacks_test_caller) + 8};  // a return address inside the caller
 
@@ -58,7 +58,7 @@ TEST(StackFolder, CodeOutsideEveryFileIsUnknown) {
     const auto resolver = symbols::SymbolResolver::for_process();
     void* anonymous = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(anonymous, MAP_FAILED);
-    profiling::RawSample s;
+    measure::RawSample s;
     s.ip = reinterpret_cast<std::uint64_t>(anonymous) + 16;
     StackFolder folder(resolver, Leaf::instruction);
     const auto frames = folder.frames("p", s);
@@ -96,7 +96,7 @@ TEST(StackFolder, MeasuredLoopFramesAreFollowedByTheirPhase) {
         atomic = release = 0;
     }
     ASSERT_TRUE(atomic && release) << "no measured_loop<TasLock...> with an atomic and a release";
-    profiling::RawSample s;
+    measure::RawSample s;
     s.ip = atomic;
     s.callchain = {address_of(&stacks_test_caller) + 8};
     const auto loop = frame_name(resolver.resolve(atomic));
@@ -112,7 +112,7 @@ TEST(StackFolder, MeasuredLoopFramesAreFollowedByTheirPhase) {
     StackFolder marked(resolver, Leaf::phase, nullptr, &map);
     EXPECT_EQ(marked.frames("root", s).at(3), "acquire loop");
     // Sampled elsewhere, called from the loop's release (return address just after it).
-    profiling::RawSample called;
+    measure::RawSample called;
     called.ip = address_of(&stacks_test_callee) + 4;
     called.callchain = {release + 1};
     EXPECT_EQ(phases.frames("root", called),

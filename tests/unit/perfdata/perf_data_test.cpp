@@ -188,7 +188,7 @@ TEST_F(PerfDataFold, MinimalFileFoldsAsPerfScriptWould) {
               ":42-42;[unknown] 1000\n"
               "prog-42;[unknown];[libx.so];[unknown];__do_thing 1000\n");
     // The same samples as a pprof profile, labelled with the process's name.
-    const auto profile = pprof_profile(PerfData::from_bytes(file, "t.data"), resolve);
+    const auto profile = perf_data_pprof(PerfData::from_bytes(file, "t.data"), resolve);
     ASSERT_EQ(profile.samples.size(), 2u);
     EXPECT_EQ(profile.samples[0].labels.at(0).key, "process");
     EXPECT_EQ(profile.samples[0].labels.at(0).str, "prog");

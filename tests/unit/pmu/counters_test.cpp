@@ -81,24 +81,24 @@ TEST(PmuGroups, ShortOrForeignReadsCountAsNotCounted) {
     const std::vector<std::uint64_t> words = {5, 1000, 1000, 9, 99};
     const auto readings = decode_group_read(words, {11}, {"a"});
     EXPECT_EQ(readings[0].running_ns, 0u);
-    EXPECT_FALSE(profiling::scaled_value(readings[0]).has_value());
+    EXPECT_FALSE(measure::scaled_value(readings[0]).has_value());
     EXPECT_EQ(decode_group_read(std::vector<std::uint64_t>{1}, {11}, {"a"})[0].raw, 0u);
 }
 
 TEST(PmuScaling, RunningFractionScalesAndNeverRunIsNotZero) {
-    profiling::CounterReading r{"cycles", 1000, 2000, 1000};
-    EXPECT_DOUBLE_EQ(*profiling::scaled_value(r), 2000.0);
+    measure::CounterReading r{"cycles", 1000, 2000, 1000};
+    EXPECT_DOUBLE_EQ(*measure::scaled_value(r), 2000.0);
     r.running_ns = 0;
-    EXPECT_FALSE(profiling::scaled_value(r).has_value());
+    EXPECT_FALSE(measure::scaled_value(r).has_value());
     r.running_ns = r.enabled_ns = 5;
-    EXPECT_DOUBLE_EQ(*profiling::scaled_value(r), 1000.0);
+    EXPECT_DOUBLE_EQ(*measure::scaled_value(r), 1000.0);
 }
 
 TEST(PmuScaling, HugeValuesDoNotOverflow) {
     constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
     // raw * enabled would overflow 64-bit integer math many times over.
-    profiling::CounterReading r{"cycles", max / 2, max, max / 4};
-    const double scaled = *profiling::scaled_value(r);
+    measure::CounterReading r{"cycles", max / 2, max, max / 4};
+    const double scaled = *measure::scaled_value(r);
     EXPECT_TRUE(std::isfinite(scaled));
     EXPECT_NEAR(scaled / (static_cast<double>(max) * 2.0), 1.0, 1e-9);
 }

@@ -27,8 +27,8 @@ std::uint64_t address_of(const void* f) {
     return reinterpret_cast<std::uint64_t>(f);
 }
 
-profiling::RawSample sample_at(std::uint64_t ip, std::uint32_t pid, std::uint64_t weight = 1000) {
-    profiling::RawSample s;
+measure::RawSample sample_at(std::uint64_t ip, std::uint32_t pid, std::uint64_t weight = 1000) {
+    measure::RawSample s;
     s.ip = ip;
     s.pid = pid;
     s.tid = pid;
@@ -54,7 +54,7 @@ RecordResult synthetic() {
         p.threads.push_back(t);
         r.processes.push_back(std::move(p));
     }
-    r.sampling = profiling::SamplingInfo{};
+    r.sampling = measure::SamplingInfo{};
     r.sampling->event = "cpu-clock";
     const auto spin = address_of(reinterpret_cast<const void*>(&record_test_spin_wait));
     const auto hot = address_of(reinterpret_cast<const void*>(&record_test_hot_work));

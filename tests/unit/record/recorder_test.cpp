@@ -127,9 +127,9 @@ TEST(ReplayTaskEvents, ANewMappingReplacesWhatItOverlaps) {
     EXPECT_EQ(out.at(10).modules[0].path, "/usr/lib/plugin-b.so");
 }
 
-profiling::MappedModule module(std::string path, std::uint64_t start, std::uint64_t end,
-                               std::string permissions) {
-    profiling::MappedModule m;
+measure::MappedModule module(std::string path, std::uint64_t start, std::uint64_t end,
+                             std::string permissions) {
+    measure::MappedModule m;
     m.path = std::move(path);
     m.start = start;
     m.end = end;
@@ -142,7 +142,7 @@ profiling::MappedModule module(std::string path, std::uint64_t start, std::uint6
 // the next read, and its samples in libc were "[unknown]" although the kernel had recorded
 // libc's mapping.
 TEST(ReplayedMappings, WhatTheSnapshotLacksIsAddedFromTheKernelsRecords) {
-    const std::vector<profiling::MappedModule> snapshot = {
+    const std::vector<measure::MappedModule> snapshot = {
         module("/usr/bin/dash", 0x1000, 0x5000, "r--p"),
         module("/usr/bin/dash", 0x5000, 0x18000, "r-xp"),
         module("/usr/bin/dash", 0x18000, 0x1e000, "r--p"),
@@ -176,7 +176,7 @@ TEST(ReplayedMappings, AProcessNeverReadHasTheReplayedMappingsAndACompleteReadIt
     EXPECT_EQ(never_read[0].path, "/usr/bin/app");
     EXPECT_EQ(never_read[1].path, "/usr/lib/libc.so.6");
 
-    const std::vector<profiling::MappedModule> complete = {
+    const std::vector<measure::MappedModule> complete = {
         module("/usr/bin/app", 0x400000, 0x401000, "r--p"),
         module("/usr/bin/app", 0x401000, 0x402000, "r-xp"),
         module("/usr/lib/libc.so.6", 0x7f0000000000, 0x7f0000002000, "r--p"),

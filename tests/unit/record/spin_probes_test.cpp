@@ -32,7 +32,7 @@ SpinHit stack_hit(std::uint64_t return_address, std::size_t stack_bytes) {
 }
 
 struct SpinStackRecording {
-    std::vector<profiling::RawSample> samples;
+    std::vector<measure::RawSample> samples;
     std::optional<SpinRecording> spin{SpinRecording{}};
     StackCopies copies{samples, spin, [](std::uint32_t) { return nullptr; }};
     SpinStackRecording() {

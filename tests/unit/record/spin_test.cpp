@@ -60,7 +60,7 @@ TEST(SpinPlan, FindsRequestedFunctionsAndNamesWhatWasSearched) {
 }
 
 TEST(SpinBinaries, ExecutableFirstThenEachFileOnce) {
-    std::vector<profiling::MappedModule> modules(4);
+    std::vector<measure::MappedModule> modules(4);
     modules[0].path = "/usr/lib/x86_64-linux-gnu/libc.so.6";
     modules[1].path = "/usr/bin/postgres";
     modules[2].path = "[vdso]";

@@ -9,8 +9,8 @@
 namespace lockprof::record {
 namespace {
 
-profiling::RawSample copied_sample(std::uint32_t pid, std::size_t stack_bytes) {
-    profiling::RawSample s;
+measure::RawSample copied_sample(std::uint32_t pid, std::size_t stack_bytes) {
+    measure::RawSample s;
     s.pid = s.tid = pid;
     s.user_regs.assign(32, 0);
     s.user_stack.assign(stack_bytes, 0);
@@ -18,10 +18,10 @@ profiling::RawSample copied_sample(std::uint32_t pid, std::size_t stack_bytes) {
 }
 
 struct HeldCopies {
-    std::vector<profiling::RawSample> samples;
+    std::vector<measure::RawSample> samples;
     std::optional<SpinRecording> spin;
-    std::vector<profiling::MappedModule> modules;  // none: what is checked is when, not how
-    std::uint32_t known_pid = 0;                   // the one process whose mappings are known
+    std::vector<measure::MappedModule> modules;  // none: what is checked is when, not how
+    std::uint32_t known_pid = 0;                 // the one process whose mappings are known
     StackCopies copies;
     explicit HeldCopies(std::size_t budget)
         : copies(

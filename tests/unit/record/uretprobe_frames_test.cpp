@@ -29,9 +29,9 @@ SpinHit exit_of(std::uint32_t tid, std::uint64_t time) {
     return h;
 }
 
-profiling::RawSample sample(std::uint32_t tid, std::uint64_t time,
-                            std::vector<std::uint64_t> callchain) {
-    profiling::RawSample s;
+measure::RawSample sample(std::uint32_t tid, std::uint64_t time,
+                          std::vector<std::uint64_t> callchain) {
+    measure::RawSample s;
     s.pid = 10;
     s.tid = tid;
     s.time_ns = time;
@@ -60,7 +60,7 @@ TEST(UretprobeFrames, TrampolineFramesGetTheCallersTheProbesSaw) {
     const std::vector<SpinHit> hits{entry(1, 100, 0xa1), entry(1, 110, 0xb1), exit_of(1, 120),
                                     entry(1, 130, 0xb2), exit_of(1, 140),     exit_of(1, 150),
                                     entry(2, 100, 0xc1), exit_of(2, 200)};
-    std::vector<profiling::RawSample> samples{
+    std::vector<measure::RawSample> samples{
         // In the first inner call: both trampoline frames, innermost first.
         sample(1, 115, {kTrampoline, 0x5000, kTrampoline, 0x6000}),
         // In the second inner call, as a DWARF unwind that stopped at the trampoline.
@@ -84,7 +84,7 @@ TEST(UretprobeFrames, TrampolineFramesGetTheCallersTheProbesSaw) {
 }
 
 TEST(UretprobeFrames, ProcessesWithoutAPageAreLeftAlone) {
-    std::vector<profiling::RawSample> samples{sample(1, 115, {kTrampoline})};
+    std::vector<measure::RawSample> samples{sample(1, 115, {kTrampoline})};
     EXPECT_EQ(restore_uretprobe_callers(samples, {entry(1, 100, 0xa1)}, {}), 0u);
     EXPECT_EQ(samples[0].callchain, (std::vector<std::uint64_t>{kTrampoline}));
 }

@@ -195,7 +195,7 @@ TEST(HtmlReport, SaysWhatIsMissing) {
     for (auto& c : run.cells)
         for (auto& t : c.trials)
             for (auto& th : t.threads) th.latency = {}, th.counters.clear();
-    run.sampling = profiling::SamplingInfo{};
+    run.sampling = measure::SamplingInfo{};
     const auto summaries = analysis::summarize(run);
     const auto extras = with_flamegraph(analysis::gather_report_inputs(run, summaries, {}), run);
     ASSERT_EQ(extras.omitted.size(), 1u);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "lockprof/common/error.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 using namespace lockprof;
 
@@ -51,7 +52,7 @@ TEST(ResultJson, RoundTripKeepsRawData) {
     EXPECT_EQ(doc["schema"], "lockprof.result");
     EXPECT_EQ(doc["schema_version"], report::kSchemaVersion);
     EXPECT_TRUE(doc["cells"][0].contains("summary"));
-    const auto back = report::result_from_json(doc);
+    const auto back = results::result_from_json(doc);
     ASSERT_EQ(back.cells.size(), 1u);
     const auto& t = back.cells[0].trials[0].threads[1];
     EXPECT_EQ(t.acquires, 101u);
@@ -69,39 +70,39 @@ TEST(ResultJson, RoundTripKeepsRawData) {
 TEST(ResultJson, SamplingKeepsTheGrantedPreciseIpAndItsSkid) {
     auto run = sample_run();
     run.provenance.arch = "aarch64";
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     info.event = info.requested_event = "cycles";
-    info.precise_ip = 2;                     // granted by the arm64 kernel ...
-    info.skid = profiling::Skid::arbitrary;  // ... and meaningless there
+    info.precise_ip = 2;                   // granted by the arm64 kernel ...
+    info.skid = measure::Skid::arbitrary;  // ... and meaningless there
     info.precise_note = "note";
     run.sampling = info;
     auto doc = report::to_json(run, {});
     EXPECT_EQ(doc["sampling"]["precise_ip"], 2);
     EXPECT_EQ(doc["sampling"]["skid"], "arbitrary");
-    auto back = report::result_from_json(doc);
+    auto back = results::result_from_json(doc);
     ASSERT_TRUE(back.sampling);
     EXPECT_EQ(back.sampling->precise_ip, 2);
-    EXPECT_EQ(back.sampling->skid, profiling::Skid::arbitrary);
+    EXPECT_EQ(back.sampling->skid, measure::Skid::arbitrary);
     EXPECT_EQ(report::to_json(back, {})["sampling"], doc["sampling"]);
-    for (auto skid : {profiling::Skid::constant, profiling::Skid::zero}) {
-        doc["sampling"]["skid"] = std::string(profiling::skid_name(skid));
-        EXPECT_EQ(report::result_from_json(doc).sampling->skid, skid);
+    for (auto skid : {measure::Skid::constant, measure::Skid::zero}) {
+        doc["sampling"]["skid"] = std::string(measure::skid_name(skid));
+        EXPECT_EQ(results::result_from_json(doc).sampling->skid, skid);
     }
     // Files from before the field: derived from precise_ip on the architecture that wrote them.
     doc["sampling"].erase("skid");
-    EXPECT_EQ(report::result_from_json(doc).sampling->skid, profiling::Skid::arbitrary);
+    EXPECT_EQ(results::result_from_json(doc).sampling->skid, measure::Skid::arbitrary);
     doc["provenance"]["arch"] = "x86_64";
-    EXPECT_EQ(report::result_from_json(doc).sampling->skid, profiling::Skid::zero);
+    EXPECT_EQ(results::result_from_json(doc).sampling->skid, measure::Skid::zero);
     doc["sampling"]["precise_ip"] = 1;
-    EXPECT_EQ(report::result_from_json(doc).sampling->skid, profiling::Skid::constant);
+    EXPECT_EQ(results::result_from_json(doc).sampling->skid, measure::Skid::constant);
     doc["sampling"]["skid"] = "none at all";
-    EXPECT_THROW(report::result_from_json(doc), UsageError);
+    EXPECT_THROW(results::result_from_json(doc), UsageError);
 }
 
 TEST(ResultJson, SamplingKeepsHowCallStacksWereTaken) {
     auto run = sample_run();
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     info.event = info.requested_event = "cpu-clock";
     info.call_graph = "dwarf";
@@ -113,7 +114,7 @@ TEST(ResultJson, SamplingKeepsHowCallStacksWereTaken) {
     auto doc = report::to_json(run, {});
     EXPECT_EQ(doc["sampling"]["call_graph"], "dwarf");
     EXPECT_EQ(doc["sampling"]["stack_size"], 4096);
-    auto back = report::result_from_json(doc);
+    auto back = results::result_from_json(doc);
     ASSERT_TRUE(back.sampling);
     EXPECT_EQ(back.sampling->call_graph, "dwarf");
     EXPECT_EQ(back.sampling->stack_size, 4096u);
@@ -124,24 +125,24 @@ TEST(ResultJson, SamplingKeepsHowCallStacksWereTaken) {
     for (const char* key : {"call_graph", "stack_size", "call_graph_note", "unwound",
                             "unwound_without_callers", "unwind_s"})
         doc["sampling"].erase(key);
-    EXPECT_EQ(report::result_from_json(doc).sampling->call_graph, "fp");
+    EXPECT_EQ(results::result_from_json(doc).sampling->call_graph, "fp");
     doc["sampling"]["call_graph"] = "lbr";
     doc["sampling"]["stack_size"] = 0;
-    EXPECT_THROW(report::result_from_json(doc), UsageError);
+    EXPECT_THROW(results::result_from_json(doc), UsageError);
 }
 
 TEST(ResultJson, RefusesOtherSchemasAndVersions) {
     auto doc = report::to_json(sample_run(), {});
     doc["schema_version"] = 999;
-    EXPECT_THROW(report::result_from_json(doc), UsageError);
-    EXPECT_THROW(report::result_from_json(nlohmann::json{{"hello", 1}}), UsageError);
+    EXPECT_THROW(results::result_from_json(doc), UsageError);
+    EXPECT_THROW(results::result_from_json(nlohmann::json{{"hello", 1}}), UsageError);
 }
 
 TEST(ResultJson, ReadResultExplainsTruncation) {
     const auto path = std::filesystem::temp_directory_path() / "lockprof-truncated.json";
     std::ofstream(path) << report::to_json(sample_run(), {}).dump().substr(0, 100);
     try {
-        report::read_result(path);
+        results::read_result(path);
         FAIL();
     } catch (const UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
@@ -160,7 +161,7 @@ TEST(ResultJson, NumberBeyondADoubleIsAUsageErrorNamingTheFile) {
     ASSERT_NE(at, std::string::npos);
     text.insert(at + key.size(), "1e999,\"x\":");
     try {
-        report::result_from_text(text, "huge.json");
+        results::result_from_text(text, "huge.json");
         FAIL();
     } catch (const UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("'huge.json'"), std::string::npos) << e.what();
@@ -175,7 +176,7 @@ TEST(ResultJson, RealNumberWhereTheSchemaHasAWholeOneIsRefusedWithItsPath) {
     auto doc = report::to_json(sample_run(), {});
     doc["cells"][0]["trials"][0]["threads"][0]["acquires"] = 1e30;
     try {
-        report::result_from_json(doc);
+        results::result_from_json(doc);
         FAIL();
     } catch (const UsageError& e) {
         EXPECT_NE(std::string(e.what()).find(
@@ -185,11 +186,11 @@ TEST(ResultJson, RealNumberWhereTheSchemaHasAWholeOneIsRefusedWithItsPath) {
     }
     doc = report::to_json(sample_run(), {});
     doc["config"]["threads"][0] = 2.5;
-    EXPECT_THROW(report::result_from_json(doc), UsageError);
+    EXPECT_THROW(results::result_from_json(doc), UsageError);
     doc = report::to_json(sample_run(), {});
     doc["calibration"]["ticks_per_ns"] = 3e40;
     doc["cells"][0]["trials"][0]["threads"][0]["critical_work_ns"] = 12.5;
-    EXPECT_NO_THROW(report::result_from_json(doc));
+    EXPECT_NO_THROW(results::result_from_json(doc));
 }
 
 namespace {
@@ -242,7 +243,7 @@ workload::RunResult every_field_set() {
     s.watchdog_ns = 555'000'000;
     run.calibration = {1.25, 0.5};
     run.notes = {"one", "two"};
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "perf";
     info.sampler_reason = "why";
     info.requested_event = "cycles";
@@ -251,7 +252,7 @@ workload::RunResult every_field_set() {
     info.period = 1000;
     info.frequency = 0;
     info.precise_ip = 1;
-    info.skid = profiling::Skid::constant;
+    info.skid = measure::Skid::constant;
     info.precise_note = "note";
     info.modules.push_back({"/bin/x", 0x1000, 0x2000, 0x10, "r-xp", "beef"});
     run.sampling = info;
@@ -311,7 +312,7 @@ workload::RunResult every_field_set() {
 TEST(ResultJson, EveryFieldSurvivesARoundTrip) {
     const auto run = every_field_set();
     const auto doc = report::to_json(run, analysis::summarize(run));
-    const auto back = report::result_from_json(doc);
+    const auto back = results::result_from_json(doc);
     const auto again = report::to_json(back, analysis::summarize(back));
     EXPECT_EQ(again.dump(2), doc.dump(2));
     EXPECT_EQ(back.spec.pin.mode, workload::PinMode::list);
@@ -337,32 +338,32 @@ TEST(ResultJson, EveryFieldSurvivesARoundTrip) {
     auto before = doc;
     before["cells"][0].erase("verification");
     before["cells"][0]["overlaps"] = 6;
-    EXPECT_FALSE(report::result_from_json(before).cells[0].verification);
+    EXPECT_FALSE(results::result_from_json(before).cells[0].verification);
     EXPECT_EQ(back.provenance.cpufreq_governor, "performance");
     EXPECT_EQ(back.provenance.cpu_boost, "off");
     // Files written before the frequency fields existed read as "unknown".
     auto old = doc;
     old["provenance"].erase("cpufreq_governor");
     old["provenance"].erase("cpu_boost");
-    EXPECT_EQ(report::result_from_json(old).provenance.cpu_boost, "");
+    EXPECT_EQ(results::result_from_json(old).provenance.cpu_boost, "");
     // Files written before --sched and --cpu-order: SCHED_OTHER, no order file.
     old["config"].erase("sched");
     old["config"]["pin"].erase("cpu_order_file");
-    EXPECT_EQ(report::result_from_json(old).spec.sched, workload::SchedPolicy::other);
-    EXPECT_EQ(report::result_from_json(old).spec.pin.cpu_order_file, "");
+    EXPECT_EQ(results::result_from_json(old).spec.sched, workload::SchedPolicy::other);
+    EXPECT_EQ(results::result_from_json(old).spec.pin.cpu_order_file, "");
     auto bad_sched = doc;
     bad_sched["config"]["sched"] = "batch";
-    EXPECT_THROW(report::result_from_json(bad_sched), UsageError);
+    EXPECT_THROW(results::result_from_json(bad_sched), UsageError);
     // Every pin mode by name.
     for (auto mode : {workload::PinMode::none, workload::PinMode::compact,
                       workload::PinMode::scatter, workload::PinMode::list}) {
         auto d = doc;
         d["config"]["pin"]["mode"] = workload::pin_mode_name(mode);
-        EXPECT_EQ(report::result_from_json(d).spec.pin.mode, mode);
+        EXPECT_EQ(results::result_from_json(d).spec.pin.mode, mode);
     }
     auto bad = doc;
     bad["config"]["pin"]["mode"] = "everywhere";
-    EXPECT_THROW(report::result_from_json(bad), UsageError);
+    EXPECT_THROW(results::result_from_json(bad), UsageError);
 }
 
 // --critical-ins / --parallel-ins and --lock-page: written, read back, absent in older files,
@@ -376,7 +377,7 @@ TEST(ResultJson, InstructionWorkAndLockPageSurviveARoundTrip) {
     EXPECT_EQ(doc["config"]["lock_page"], "huge");
     EXPECT_EQ(doc["cells"][0]["trials"][0]["lock_page"]["page_size"], 2u << 20);
     EXPECT_EQ(doc["cells"][0]["trials"][0]["lock_page"]["physical_address"], 0x1a4e00000u);
-    const auto back = report::result_from_json(doc);
+    const auto back = results::result_from_json(doc);
     EXPECT_FALSE(back.spec.work.critical_instructions.has_value());
     EXPECT_EQ(back.spec.work.parallel_instructions, 44u);
     EXPECT_EQ(back.spec.work.lock_page, workload::LockPage::huge);
@@ -385,7 +386,7 @@ TEST(ResultJson, InstructionWorkAndLockPageSurviveARoundTrip) {
 
     auto unknown = doc;  // not root: the address is null, and stays unknown
     unknown["cells"][0]["trials"][0]["lock_page"]["physical_address"] = nullptr;
-    EXPECT_FALSE(report::result_from_json(unknown)
+    EXPECT_FALSE(results::result_from_json(unknown)
                      .cells[0]
                      .trials[0]
                      .lock_page->physical_address.has_value());
@@ -395,13 +396,13 @@ TEST(ResultJson, InstructionWorkAndLockPageSurviveARoundTrip) {
     old["config"].erase("parallel_instructions");
     old["config"].erase("lock_page");
     old["cells"][0]["trials"][0].erase("lock_page");
-    const auto old_run = report::result_from_json(old);
+    const auto old_run = results::result_from_json(old);
     EXPECT_FALSE(old_run.spec.work.parallel_instructions.has_value());
     EXPECT_EQ(old_run.spec.work.lock_page, workload::LockPage::normal);
 
     const auto refused = [](nlohmann::json d, const std::string& path) {
         try {
-            report::result_from_json(d);
+            results::result_from_json(d);
             ADD_FAILURE() << "accepted: " << path;
         } catch (const UsageError& e) {
             EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
@@ -434,7 +435,7 @@ TEST(ResultJson, StealSurvivesARoundTripAndIsUnknownWhereNotMeasured) {
     EXPECT_EQ(written["steal_ns"], 20'000'000u);
     EXPECT_EQ(written["window_ns"], 1'200'000u);
     EXPECT_EQ(written["tick_ns"], 10'000'000u);
-    const auto back = report::result_from_json(doc);
+    const auto back = results::result_from_json(doc);
     ASSERT_TRUE(back.cells[0].trials[0].steal.has_value());
     EXPECT_EQ(back.cells[0].trials[0].steal->cpus, (std::vector<int>{4, 5}));
     EXPECT_EQ(back.cells[0].trials[0].steal->steal_ns, 20'000'000u);
@@ -443,16 +444,16 @@ TEST(ResultJson, StealSurvivesARoundTripAndIsUnknownWhereNotMeasured) {
     unmeasured.cells[0].trials[0].steal.reset();
     const auto null_doc = report::to_json(unmeasured, {});
     EXPECT_TRUE(null_doc["cells"][0]["trials"][0]["steal"].is_null());
-    EXPECT_FALSE(report::result_from_json(null_doc).cells[0].trials[0].steal.has_value());
+    EXPECT_FALSE(results::result_from_json(null_doc).cells[0].trials[0].steal.has_value());
     auto old = doc;
     old["cells"][0]["trials"][0].erase("steal");
-    EXPECT_FALSE(report::result_from_json(old).cells[0].trials[0].steal.has_value());
+    EXPECT_FALSE(results::result_from_json(old).cells[0].trials[0].steal.has_value());
 
     const auto refused = [&doc](const char* key, nlohmann::json value, const std::string& why) {
         auto d = doc;
         d["cells"][0]["trials"][0]["steal"][key] = std::move(value);
         try {
-            report::result_from_json(d);
+            results::result_from_json(d);
             ADD_FAILURE() << "accepted: " << why;
         } catch (const UsageError& e) {
             EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();

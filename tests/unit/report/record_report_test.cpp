@@ -7,14 +7,15 @@
 
 #include "lockprof/common/error.hpp"
 #include "lockprof/report/json.hpp"
+#include "lockprof/report/record_document.hpp"
 
 namespace lockprof::report {
 namespace {
 
 using nlohmann::json;
 
-profiling::CounterReading reading(const std::string& event, std::uint64_t raw,
-                                  std::uint64_t running_ns = 1000) {
+measure::CounterReading reading(const std::string& event, std::uint64_t raw,
+                                std::uint64_t running_ns = 1000) {
     return {event, raw, 1000, running_ns};
 }
 
@@ -48,6 +49,11 @@ record::RecordResult recording() {
 
 record::RecordAnalysis profile_of(const record::RecordResult& r) {
     return record::analyse(r, record::Images(r), {});
+}
+
+// The HTML report of a recording's JSON, as `lockprof report` reads it.
+std::string html_of(const json& doc, const std::string& title) {
+    return render_record_html(record_document_from_json(doc), title);
 }
 
 TEST(RecordReport, HeaderCounterTableAndNotes) {
@@ -165,14 +171,13 @@ TEST(RecordReport, HtmlReportHasTheRecordingsSectionsAndNumbers) {
               std::string::npos);
     EXPECT_NE(html.find("The recording was not sampled"), std::string::npos);
     EXPECT_NE(html.find("<li>something the user must know</li>"), std::string::npos);
-    EXPECT_EQ(html,
-              render_record_html(json::parse(json_text(record_to_json(r, p), 1)), "my title"));
+    EXPECT_EQ(html, html_of(json::parse(json_text(record_to_json(r, p), 1)), "my title"));
 }
 
 // The page says how call stacks were taken, as the terminal report does.
 TEST(RecordReport, HtmlReportSaysHowCallStacksWereTaken) {
     auto r = recording();
-    r.sampling = profiling::SamplingInfo{};
+    r.sampling = measure::SamplingInfo{};
     r.sampling->call_graph = "dwarf";
     r.sampling->stack_size = 8192;
     r.sampling->unwound = 7;
@@ -192,10 +197,10 @@ TEST(RecordReport, HtmlReportSaysHowCallStacksWereTaken) {
 TEST(RecordReport, HtmlReportRefusesAnIncompleteRecording) {
     auto doc = record_to_json(recording(), profile_of(recording()));
     doc.erase("spin_locks");
-    EXPECT_THROW(render_record_html(doc, "t"), UsageError);
+    EXPECT_THROW(html_of(doc, "t"), UsageError);
     doc["schema_version"] = 99;
     try {
-        render_record_html(doc, "t");
+        html_of(doc, "t");
         ADD_FAILURE() << "no error";
     } catch (const UsageError& e) {
         EXPECT_NE(std::string(e.what()).find("recording schema version 99"), std::string::npos);
@@ -207,15 +212,15 @@ TEST(RecordReport, HtmlReportRefusesAnIncompleteRecording) {
 TEST(RecordReport, RecordingsOfVersionOneStillRender) {
     const auto r = recording();
     auto doc = record_to_json(r, profile_of(r));
-    const std::string current = render_record_html(doc, "t");
+    const std::string current = html_of(doc, "t");
     doc["schema"] = kRecordSchemaNameV1;
     doc.erase("schema_version");
     doc["version"] = 1;
     EXPECT_TRUE(is_recording(doc));
-    EXPECT_EQ(render_record_html(doc, "t"), current);
+    EXPECT_EQ(html_of(doc, "t"), current);
     doc.erase("version");
     doc["schema_version"] = 1;
-    EXPECT_THROW(render_record_html(doc, "t"), UsageError);
+    EXPECT_THROW(html_of(doc, "t"), UsageError);
 }
 
 // A recording edited by hand, or damaged, is refused with the one-line UsageError: an address
@@ -224,18 +229,18 @@ TEST(RecordReport, RecordingsOfVersionOneStillRender) {
 // conversion is a cast, undefined behaviour out of range). Found by fuzz_record_json.
 TEST(RecordReport, HtmlReportRefusesNumbersItCannotHold) {
     auto r = recording();
-    r.sampling = profiling::SamplingInfo{};
+    r.sampling = measure::SamplingInfo{};
     auto p = profile_of(r);
     attribution::HotFunction f;
     f.name = f.short_name = "s_lock";
     f.instructions.emplace_back();
     p.annotated.push_back(f);
     const json doc = record_to_json(r, p);
-    ASSERT_NO_THROW(render_record_html(doc, "t"));
+    ASSERT_NO_THROW(html_of(doc, "t"));
     const auto refused = [&](const json::json_pointer& where, const json& value) {
         json edited = doc;
         edited[where] = value;
-        EXPECT_THROW(render_record_html(edited, "t"), UsageError) << where << " = " << value;
+        EXPECT_THROW(html_of(edited, "t"), UsageError) << where << " = " << value;
     };
     refused("/annotations/0/instructions/0/address"_json_pointer, "zz");
     refused("/annotations/0/instructions/0/address"_json_pointer, "0x1ffffffffffffffff");

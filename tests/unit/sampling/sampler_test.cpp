@@ -44,7 +44,7 @@ extern "C" __attribute__((noinline)) void lockprof_sampler_test_spin(std::uint64
 }
 
 struct Collected {
-    profiling::ThreadMeasurements result;
+    measure::ThreadMeasurements result;
     bool attached = false;
 };
 
@@ -66,7 +66,7 @@ Collected sample_spin(Sampler& sampler, std::uint64_t cpu_ns) {
 
 // Share of the samples' weight inside lockprof_sampler_test_spin and callees it inlined;
 // clock_gettime's vDSO time counts as outside.
-double share_in_spin(const profiling::ThreadMeasurements& r,
+double share_in_spin(const measure::ThreadMeasurements& r,
                      const symbols::SymbolResolver& resolver) {
     double in = 0, all = 0;
     for (const auto& s : r.samples) {
@@ -83,7 +83,7 @@ double share_in_spin(const profiling::ThreadMeasurements& r,
 }
 
 TEST(TimerSampler, SamplesLandInTheSpinningFunction) {
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     info.sampler = "timer";
     auto sampler = make_timer_sampler(1'000'000, 2'000'000'000ull, info);
     const auto c = sample_spin(*sampler, 300'000'000);
@@ -110,10 +110,10 @@ TEST(TimerSampler, SamplesLandInTheSpinningFunction) {
 // the thread itself: how many a CPU-time timer delivers depends on the load (CI once got 9 in
 // 300 ms of CPU time, the ticks merging the rest into overruns, and never filled 16 slots).
 TEST(TimerSampler, FullBufferCountsLostSamples) {
-    profiling::SamplingInfo info;
+    measure::SamplingInfo info;
     // A window of 0 ns leaves the minimum 16 slots; a period of an hour keeps the timer quiet.
     auto sampler = make_timer_sampler(3'600'000'000'000ull, 0, info);
-    profiling::ThreadMeasurements result;
+    measure::ThreadMeasurements result;
     bool attached = false;
     std::thread worker([&] {
         auto instrument = sampler->attach_current_thread(0);
@@ -220,7 +220,7 @@ TEST(PerfSampler, FallsBackToCpuClockAndSaysWhy) {
     EXPECT_EQ(info.event, "cpu-clock");
     EXPECT_FALSE(info.event_note.empty() && info.sampler == "perf");
     EXPECT_NE(info.precise_note.find("skid"), std::string::npos);
-    EXPECT_EQ(info.skid, profiling::Skid::arbitrary);
+    EXPECT_EQ(info.skid, measure::Skid::arbitrary);
 }
 
 TEST(MakeSampler, RejectsContradictoryRequests) {
@@ -243,7 +243,7 @@ TEST(SkidMeaning, Arm64CorePmusNeverRemoveSkid) {
     // ignores it.
     for (int granted : {1, 2, 3}) {
         const auto m = skid_meaning(pmu::Isa::aarch64, true, granted, "cycles");
-        EXPECT_EQ(m.skid, profiling::Skid::arbitrary) << granted;
+        EXPECT_EQ(m.skid, measure::Skid::arbitrary) << granted;
         EXPECT_NE(m.note.find(fmt::format("precise_ip {} accepted for cycles, but arm64 core "
                                           "PMUs have no skid-free sampling",
                                           granted)),
@@ -259,7 +259,7 @@ TEST(SkidMeaning, Arm64CorePmusNeverRemoveSkid) {
                   .note.find("SPE (arm_spe_0, present here)"),
               std::string::npos);
     const auto none = skid_meaning(pmu::Isa::aarch64, true, 0, "cycles");
-    EXPECT_EQ(none.skid, profiling::Skid::arbitrary);
+    EXPECT_EQ(none.skid, measure::Skid::arbitrary);
     EXPECT_EQ(none.note.rfind("precise_ip not granted for cycles: samples land on the "
                               "instruction after the stalling one (skid)",
                               0),
@@ -269,21 +269,21 @@ TEST(SkidMeaning, Arm64CorePmusNeverRemoveSkid) {
 
 TEST(SkidMeaning, X86LevelsAsPerfEventOpenDefinesThem) {
     const auto zero_granted = skid_meaning(pmu::Isa::x86_64, true, 0, "cycles");
-    EXPECT_EQ(zero_granted.skid, profiling::Skid::arbitrary);
+    EXPECT_EQ(zero_granted.skid, measure::Skid::arbitrary);
     EXPECT_EQ(zero_granted.note.rfind("precise_ip not granted for cycles: samples land", 0), 0u);
     const auto constant = skid_meaning(pmu::Isa::x86_64, true, 1, "cycles");
-    EXPECT_EQ(constant.skid, profiling::Skid::constant);
+    EXPECT_EQ(constant.skid, measure::Skid::constant);
     EXPECT_NE(constant.note.find("precise_ip 1 granted for cycles (constant skid"),
               std::string::npos)
         << constant.note;
     EXPECT_NE(constant.note.find("the one before it was waiting"), std::string::npos);
     const auto requested = skid_meaning(pmu::Isa::x86_64, true, 2, "cycles");
-    EXPECT_EQ(requested.skid, profiling::Skid::zero);
+    EXPECT_EQ(requested.skid, measure::Skid::zero);
     EXPECT_EQ(requested.note,
               "precise_ip 2 granted for cycles (zero skid requested: Intel PEBS with the IP "
               "fix-up, AMD IBS): samples name the instruction that caused the event");
     const auto required = skid_meaning(pmu::Isa::x86_64, true, 3, "cycles");
-    EXPECT_EQ(required.skid, profiling::Skid::zero);
+    EXPECT_EQ(required.skid, measure::Skid::zero);
     EXPECT_NE(required.note.find("precise_ip 3 granted for cycles (zero skid required"),
               std::string::npos)
         << required.note;
@@ -292,7 +292,7 @@ TEST(SkidMeaning, X86LevelsAsPerfEventOpenDefinesThem) {
 TEST(SkidMeaning, SoftwareEventsHaveNoPreciseMode) {
     for (auto isa : {pmu::Isa::x86_64, pmu::Isa::aarch64}) {
         const auto m = skid_meaning(isa, false, 0, "cpu-clock");
-        EXPECT_EQ(m.skid, profiling::Skid::arbitrary);
+        EXPECT_EQ(m.skid, measure::Skid::arbitrary);
         EXPECT_EQ(m.note.rfind("cpu-clock is a software event, precise_ip does not apply: "
                                "samples land on the instruction after the stalling one (skid)",
                                0),

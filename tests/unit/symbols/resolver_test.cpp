@@ -203,7 +203,7 @@ TEST(SymbolResolver, SavedMappingsFollowACopyOfTheBinaryThatRan) {
 }
 
 TEST(SymbolResolver, ACopyWithAnotherBuildIdIsRefused) {
-    std::vector<profiling::MappedModule> modules = {
+    std::vector<measure::MappedModule> modules = {
         {std::string(kVdso), 0x7000, 0x8000, 0, "r-xp", ""},
         {"/root/lockprof", 0x1000, 0x2000, 0, "r-xp", "aaaa"},
         {"/lib/libc.so.6", 0x3000, 0x4000, 0, "r-xp", "cccc"}};

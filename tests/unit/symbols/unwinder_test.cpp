@@ -161,7 +161,7 @@ TEST(UnwinderCache, FillsTheCallChainAndFreesTheCopy) {
     const auto captured = capture();
     const auto modules = process_modules();
     UnwinderCache cache;
-    profiling::RawSample sample;
+    measure::RawSample sample;
     sample.ip = arch::initial_frame(arch::unwind_registers(), captured.regs)->pc;
     sample.user_regs = captured.regs;
     sample.user_stack = captured.stack;
@@ -177,7 +177,7 @@ TEST(UnwinderCache, FillsTheCallChainAndFreesTheCopy) {
     EXPECT_EQ(cache.stats().frames, sample.callchain.size());
 
     // A kernel-mode sample keeps the kernel's frames first, then the user PC, then its callers.
-    profiling::RawSample kernel;
+    measure::RawSample kernel;
     kernel.ip = 0xffffffff81000000ull;
     kernel.callchain = {0xffffffff81000100ull};
     kernel.user_regs = captured.regs;
@@ -189,7 +189,7 @@ TEST(UnwinderCache, FillsTheCallChainAndFreesTheCopy) {
     EXPECT_EQ(kernel.callchain[2], sample.callchain[0]);
 
     // Without a copy, nothing changes and nothing is counted.
-    profiling::RawSample plain;
+    measure::RawSample plain;
     plain.ip = 42;
     plain.callchain = {7};
     cache.unwind(plain, modules);

@@ -8,9 +8,9 @@
 
 #include <memory>
 
-#include "lockprof/profiling/data.hpp"
+#include "lockprof/measure/data.hpp"
 
-namespace lockprof::profiling {
+namespace lockprof::measure {
 
 class ThreadInstrument {
   public:
@@ -27,4 +27,4 @@ class Instrumentation {
     virtual std::unique_ptr<ThreadInstrument> attach_current_thread(unsigned thread_index) = 0;
 };
 
-}  // namespace lockprof::profiling
+}  // namespace lockprof::measure

@@ -13,9 +13,9 @@ namespace lockprof::record {
 // hardware event it is a share of the thread's (pid/match) or process's (a command) task_clock
 // or cpu-clock count, when one was counted (-e task_clock), spread by weight, and 0 otherwise
 // (a comment in the profile says so). Duration: the recording's.
-exporting::pprof::Profile pprof_profile(const RecordResult& result, const Images& images);
-inline exporting::pprof::Profile pprof_profile(const RecordResult& result) {
-    return pprof_profile(result, Images(result));
+exporting::pprof::Profile recording_pprof(const RecordResult& result, const Images& images);
+inline exporting::pprof::Profile recording_pprof(const RecordResult& result) {
+    return recording_pprof(result, Images(result));
 }
 
 }  // namespace lockprof::record

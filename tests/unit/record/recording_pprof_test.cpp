@@ -1,6 +1,6 @@
 // A recording as a pprof profile: labels per process and thread, and cpu/nanoseconds from
 // the recorded task_clock when the samples count a hardware event.
-#include "lockprof/record/pprof_profile.hpp"
+#include "lockprof/record/recording_pprof.hpp"
 
 #include <gtest/gtest.h>
 
@@ -37,14 +37,14 @@ RecordResult recording(const std::string& event) {
         p.threads.push_back(t);
         r.processes.push_back(std::move(p));
     }
-    r.sampling = profiling::SamplingInfo{};
+    r.sampling = measure::SamplingInfo{};
     r.sampling->sampler = "perf";
     r.sampling->event = event;
     r.sampling->period = 10'000;
     const auto ip =
         reinterpret_cast<std::uint64_t>(reinterpret_cast<const void*>(&record_pprof_test_work));
     for (std::uint32_t pid : {100u, 101u, 101u, 555u}) {
-        profiling::RawSample s;
+        measure::RawSample s;
         s.ip = ip + 4;
         s.pid = s.tid = pid;
         s.weight = 10'000;
@@ -54,7 +54,7 @@ RecordResult recording(const std::string& event) {
 }
 
 TEST(RecordPprof, LabelsEachSampleWithItsProcessAndThread) {
-    const auto p = decode(exporting::pprof::encode_pprof(pprof_profile(recording("cpu-clock"))));
+    const auto p = decode(exporting::pprof::encode_pprof(recording_pprof(recording("cpu-clock"))));
     const auto& s = p.string_table();
     EXPECT_EQ(s[0], "");
     ASSERT_EQ(p.sample_size(), 4);
@@ -77,7 +77,7 @@ TEST(RecordPprof, LabelsEachSampleWithItsProcessAndThread) {
 }
 
 TEST(RecordPprof, HardwareSamplesShareTheThreadsTaskClock) {
-    const auto p = decode(exporting::pprof::encode_pprof(pprof_profile(recording("cycles"))));
+    const auto p = decode(exporting::pprof::encode_pprof(recording_pprof(recording("cycles"))));
     const auto& s = p.string_table();
     ASSERT_EQ(p.sample_type_size(), 3);
     EXPECT_EQ(s[p.sample_type(2).type()], "cycles");

@@ -13,6 +13,7 @@
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/report/json.hpp"
+#include "lockprof/results/result_reader.hpp"
 
 namespace lockprof {
 namespace {
@@ -61,7 +62,7 @@ json valid_doc() {
 // What result_from_json refused `doc` with, or "" when it accepted it.
 std::string refusal(const json& doc) {
     try {
-        report::result_from_json(doc);
+        results::result_from_json(doc);
     } catch (const UsageError& e) {
         return e.what();
     }
@@ -70,7 +71,7 @@ std::string refusal(const json& doc) {
 
 TEST(ResultValidation, AValidDocumentIsAccepted) {
     EXPECT_EQ(refusal(valid_doc()), "");
-    const auto back = report::result_from_json(valid_doc());
+    const auto back = results::result_from_json(valid_doc());
     ASSERT_EQ(back.cells.size(), 1u);
     EXPECT_EQ(back.cells[0].trials[1].threads[1].acquires, 1001u);
 }
@@ -219,7 +220,7 @@ TEST(ResultValidation, ReadResultNamesTheFile) {
                       ("lockprof-validation-" + std::to_string(getpid()) + ".json");
     std::ofstream(path) << doc.dump(1);
     try {
-        report::read_result(path);
+        results::read_result(path);
         ADD_FAILURE() << "a negative count was read";
     } catch (const UsageError& e) {
         EXPECT_EQ(std::string(e.what()).rfind("'" + path.string() + "': cells[0]", 0), 0u)

@@ -11,12 +11,11 @@
 #include <fmt/format.h>
 
 #include "lockprof/common/error.hpp"
-#include "lockprof/report/json.hpp"
-#include "lockprof/report/record_report.hpp"
+#include "lockprof/results/result_reader.hpp"
 #include "lockprof/sampling/sampler.hpp"
 #include "lockprof/common/number_format.hpp"
 
-namespace lockprof::report {
+namespace lockprof::results {
 
 using nlohmann::json;
 
@@ -142,22 +141,22 @@ std::vector<std::string> strings(const Node& n) {
 
 // Results written before "skid" existed: what their precise_ip means on the architecture that
 // wrote them (a hardware event whenever one was granted).
-profiling::Skid skid_from_json(const Node& j, const std::string& arch, int precise_ip) {
+measure::Skid skid_from_json(const Node& j, const std::string& arch, int precise_ip) {
     if (!j.has("skid"))
         return sampling::skid_meaning(arch == "aarch64" ? pmu::Isa::aarch64 : pmu::Isa::x86_64,
                                       precise_ip > 0, precise_ip, "")
             .skid;
     const std::string name = j["skid"].string();
-    for (auto skid : {profiling::Skid::arbitrary, profiling::Skid::constant, profiling::Skid::zero})
-        if (profiling::skid_name(skid) == name) return skid;
+    for (auto skid : {measure::Skid::arbitrary, measure::Skid::constant, measure::Skid::zero})
+        if (measure::skid_name(skid) == name) return skid;
     throw UsageError(fmt::format(
         "sampling.skid: unknown skid '{}' (arbitrary, constant or zero); the file is damaged or "
         "from a newer lockprof",
         name));
 }
 
-profiling::SamplingInfo sampling_from_json(const Node& j, const std::string& arch) {
-    profiling::SamplingInfo s;
+measure::SamplingInfo sampling_from_json(const Node& j, const std::string& arch) {
+    measure::SamplingInfo s;
     s.sampler = j["sampler"].string();
     s.sampler_reason = j["sampler_reason"].string();
     s.requested_event = j["requested_event"].string();
@@ -180,9 +179,9 @@ profiling::SamplingInfo sampling_from_json(const Node& j, const std::string& arc
         s.unwind_seconds = j.non_negative_or("unwind_s", 0);
     }
     j["modules"].each([&](const Node& m) {
-        profiling::MappedModule module{m["path"].string(),        m["start"].count(),
-                                       m["end"].count(),          m["offset"].count(),
-                                       m["permissions"].string(), m["build_id"].string()};
+        measure::MappedModule module{m["path"].string(),        m["start"].count(),
+                                     m["end"].count(),          m["offset"].count(),
+                                     m["permissions"].string(), m["build_id"].string()};
         if (module.end < module.start) m["end"].fail("is below start");
         s.modules.push_back(std::move(module));
     });
@@ -343,8 +342,8 @@ workload::ThreadResult thread_from_json(const Node& j) {
     if (j.has("read_latency_ticks")) t.read_latency = histogram_from_json(j["read_latency_ticks"]);
     if (j.has("counters"))
         j["counters"].each([&](const Node& c) {
-            profiling::CounterReading reading{c["event"].string(), c["raw"].count(),
-                                              c["enabled_ns"].count(), c["running_ns"].count()};
+            measure::CounterReading reading{c["event"].string(), c["raw"].count(),
+                                            c["enabled_ns"].count(), c["running_ns"].count()};
             if (reading.running_ns > reading.enabled_ns)
                 c["running_ns"].fail(fmt::format("{} is more than enabled_ns {}",
                                                  reading.running_ns, reading.enabled_ns));
@@ -357,7 +356,7 @@ workload::ThreadResult thread_from_json(const Node& j) {
         static_cast<std::uint32_t>(j.has("samples_pid") ? j["samples_pid"].count32() : 0);
     if (j.has("samples"))
         j["samples"].each([&](const Node& row) {
-            profiling::RawSample sample;
+            measure::RawSample sample;
             sample.ip = row[std::size_t{0}].count();
             sample.tid = row[1].count32();
             sample.time_ns = row[2].count();
@@ -582,17 +581,17 @@ std::string not_a_result(const json& doc) {
 }  // namespace
 
 workload::RunResult result_from_json(const json& doc) {
-    if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kSchemaName)
+    if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != kResultSchemaName)
         throw UsageError(not_a_result(doc));
     const Node root(doc);
     const int version = doc.contains("schema_version") && doc["schema_version"].is_number_integer()
                             ? doc["schema_version"].get<int>()
                             : -1;
-    if (version != kSchemaVersion)
+    if (version != kResultSchemaVersion)
         throw UsageError(fmt::format(
             "result schema version {} is not supported (this lockprof reads version {}); "
             "use the lockprof version that wrote it",
-            version, kSchemaVersion));
+            version, kResultSchemaVersion));
     workload::RunResult run;
     run.interrupted = root["interrupted"].boolean();
     if (root.has("interrupted_by") && !root["interrupted_by"].is_null())
@@ -640,4 +639,4 @@ workload::RunResult result_from_text(std::string_view text, const std::string& n
     }
 }
 
-}  // namespace lockprof::report
+}  // namespace lockprof::results

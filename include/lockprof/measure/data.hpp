@@ -1,4 +1,4 @@
-// The profiling vocabulary: what a counter read, a sample and a mapped file are, shared by the
+// The measurement vocabulary: what a counter read, a sample and a mapped file are, shared by the
 // modules that produce them (pmu/, sampling/), resolve them (symbols/) and keep them (workload/
 // results, record/). It depends on nothing else in lockprof, so each of those can include it
 // without including the others.
@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace lockprof::profiling {
+namespace lockprof::measure {
 
 // A hardware or software counter read at the end of a thread's measured window (filled by the
 // PMU instrumentation). Scaling by enabled/running happens in analysis/.
@@ -117,4 +117,4 @@ struct ThreadMeasurements {
     bool sampled = false;            // a sampler ran on this thread
 };
 
-}  // namespace lockprof::profiling
+}  // namespace lockprof::measure

@@ -1,4 +1,4 @@
-#include "lockprof/record/pprof_profile.hpp"
+#include "lockprof/record/recording_pprof.hpp"
 
 #include <map>
 #include <optional>
@@ -15,7 +15,7 @@ namespace {
 
 // A task_clock (the alias), task-clock or cpu-clock reading among `counters` (ns), scaled for the
 // time it ran.
-std::optional<std::uint64_t> cpu_clock(const std::vector<profiling::CounterReading>& counters) {
+std::optional<std::uint64_t> cpu_clock(const std::vector<measure::CounterReading>& counters) {
     for (const auto& c : counters) {
         if (c.event != "task_clock" && c.event != "task-clock" && c.event != "cpu-clock") continue;
         if (c.running_ns == 0) return std::nullopt;
@@ -29,9 +29,9 @@ std::optional<std::uint64_t> cpu_clock(const std::vector<profiling::CounterReadi
 
 }  // namespace
 
-pprof::Profile pprof_profile(const RecordResult& result, const Images& images) {
+pprof::Profile recording_pprof(const RecordResult& result, const Images& images) {
     if (!result.sampling) return {};
-    const profiling::SamplingInfo& info = *result.sampling;
+    const measure::SamplingInfo& info = *result.sampling;
     attribution::PprofBuilder builder(info);
 
     struct Process {
@@ -53,11 +53,11 @@ pprof::Profile pprof_profile(const RecordResult& result, const Images& images) {
 
     // CPU time per sample: the weight for clocks; else each thread's (or process's) clock
     // count spread over its samples.
-    std::map<const profiling::RawSample*, std::int64_t> cpu_of;
+    std::map<const measure::RawSample*, std::int64_t> cpu_of;
     bool unmeasured = false;
     if (!builder.weighs_time()) {
-        std::map<std::pair<pid_t, pid_t>, std::vector<const profiling::RawSample*>> by_thread;
-        std::map<pid_t, std::vector<const profiling::RawSample*>> by_process;
+        std::map<std::pair<pid_t, pid_t>, std::vector<const measure::RawSample*>> by_thread;
+        std::map<pid_t, std::vector<const measure::RawSample*>> by_process;
         for (const auto& s : result.samples) {
             const auto pid = static_cast<pid_t>(s.pid), tid = static_cast<pid_t>(s.tid);
             auto p = processes.find(pid);
@@ -69,7 +69,7 @@ pprof::Profile pprof_profile(const RecordResult& result, const Images& images) {
                 unmeasured = true;
         }
         const auto spread = [&](std::uint64_t total,
-                                const std::vector<const profiling::RawSample*>& samples) {
+                                const std::vector<const measure::RawSample*>& samples) {
             const auto parts = attribution::apportion(total, samples);
             for (std::size_t i = 0; i < samples.size(); ++i) cpu_of[samples[i]] = parts[i];
         };
@@ -79,7 +79,7 @@ pprof::Profile pprof_profile(const RecordResult& result, const Images& images) {
     }
 
     for (const auto& image : images.all()) {
-        static const std::vector<profiling::MappedModule> kNone;
+        static const std::vector<measure::MappedModule> kNone;
         const std::size_t space =
             builder.add_address_space(image.modules ? *image.modules : kNone, image.resolver);
         for (const auto* s : image.samples) {
