@@ -9,6 +9,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,8 +59,14 @@ TEST(SymbolResolver, LinesOfClangBuiltCodeWithoutArangesAreFound) {
     std::ofstream(source) << "extern \"C\" int lockprof_clang_lines(int x) {\n"
                              "    return x * 7 + 3;\n"
                              "}\n";
-    const std::string compile =
-        "clang++ -O1 -g -fPIC -shared -o '" + library.string() + "' '" + source.string() + "'";
+    // For this process's machine, as uname(2) gives it: under qemu-user the shell's clang++ is
+    // the host's, and the library must be one this (emulated) process can load. No C library
+    // is needed, so none is linked, and any clang cross-compiles it.
+    utsname machine{};
+    ASSERT_EQ(uname(&machine), 0);
+    const std::string compile = std::string("clang++ --target=") + machine.machine +
+                                "-linux-gnu -nostdlib -O1 -g -fPIC -shared -o '" +
+                                library.string() + "' '" + source.string() + "'";
     ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
     void* handle = dlopen(library.c_str(), RTLD_NOW);
     ASSERT_NE(handle, nullptr) << dlerror();
