@@ -23,9 +23,9 @@ for tool in clang++ ninja cmake; do
 done
 
 # A build folder already configured for fuzzing (LOCKPROF_FUZZ_BUILD; one that builds the tests
-# under ASan+UBSan as well, say) is used as it is. Otherwise: -O1 and line tables only, quick to build,
-# and sanitizer reports still name file:line. CXXFLAGS is left out: test.sh's is GCC's
-# (-fno-var-tracking-assignments), which clang refuses.
+# under ASan+UBSan as well, say) is used as it is. Otherwise: -O1 and line tables only, quick
+# to build, and sanitizer reports still name file:line. CXXFLAGS is left out: test.sh's is
+# GCC's (-fno-var-tracking-assignments), which clang refuses.
 if ! grep -qs '^LOCKPROF_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
   env -u CXXFLAGS cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_COMPILER=clang++ \
     "-DCMAKE_CXX_FLAGS=-O1 -gline-tables-only" -DLOCKPROF_FUZZ=ON -DLOCKPROF_BUILD_TESTS=OFF \
