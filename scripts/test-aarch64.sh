@@ -59,24 +59,6 @@ gtest_on() {
   local cpu=$1 binary=$2 filter=$3
   run_on "$cpu" "$build/tests/$binary" --gtest_filter="$filter" --gtest_brief=1 --gtest_color=no
 }
-# gtest_sharded_on CPU BINARY FILTER: the same tests in $jobs shards side by side (gtest's
-# GTEST_TOTAL_SHARDS), each shard one qemu process; every shard's output is printed and the call
-# fails if one failed. The unit tests ran 190 s in one process, most of them on one thread.
-gtest_sharded_on() {
-  local cpu=$1 binary=$2 filter=$3 shard status=0
-  local pids=()
-  for ((shard = 0; shard < jobs; shard++)); do
-    GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=$shard gtest_on "$cpu" "$binary" "$filter" \
-      >"$out/shard-$shard.txt" 2>&1 &
-    pids+=($!)
-  done
-  for ((shard = 0; shard < jobs; shard++)); do
-    wait "${pids[$shard]}" || status=$?
-    echo "-- shard $((shard + 1)) of $jobs --"
-    cat "$out/shard-$shard.txt"
-  done
-  return "$status"
-}
 expect_in() {  # expect_in FILE TEXT WHAT
   grep -qF -- "$2" "$1" || { sed 's/^/    /' "$1"; fail "$3: '$2' missing from the output above"; }
 }
@@ -93,7 +75,7 @@ trap 'rm -rf "$out"' EXIT
 #  - PmuAliases.X86ModelNamesEncodeInLibpfm4: the same child processes, for x86 models.
 unit_excluded="PmuAliases.ArmModelNamesEncodeInLibpfm4:PmuAliases.X86ModelNamesEncodeInLibpfm4"
 section "unit tests under qemu -cpu max (excluded: $unit_excluded)"
-LOCKPROF_EXPECT_LSE=1 gtest_sharded_on max lockprof_unit_tests "-$unit_excluded"
+LOCKPROF_EXPECT_LSE=1 gtest_on max lockprof_unit_tests "-$unit_excluded"
 section "every lock x flavour, disassembly, LSE under qemu -cpu max"
 LOCKPROF_EXPECT_LSE=1 gtest_on max lockprof_aarch64_tests "*FlavourExclusion.*:LseFlavour.*:FlavourDisasm.*"
 
