@@ -2,11 +2,10 @@
 # The whole test suite on a fresh Debian machine: installs what is missing, builds (and lockprof
 # alone without -g, build-release/), runs every test through CTest, then the unit, CLI and
 # integration tests under ASan+UBSan and the unit tests under TSan, then the fuzz targets for a
-# bounded time (clang, libFuzzer;
-# scripts/test-fuzz.sh), then the aarch64 stage (cross build, qemu-user;
-# scripts/test-aarch64.sh), then the emulated arm64 system stage (a real kernel PMU driver under
-# qemu-system-aarch64; scripts/test-arm-system.sh). The tests' own code compiles -Og in every
-# build (tests/CMakeLists.txt says which parts keep the build's flags).
+# bounded time (clang, libFuzzer; scripts/test-fuzz.sh), then the aarch64 stage (cross build,
+# qemu-user; scripts/test-aarch64.sh), then the emulated arm64 system stage (a real kernel PMU
+# driver under qemu-system-aarch64; scripts/test-arm-system.sh). The tests' own code compiles
+# -Og in every build (tests/CMakeLists.txt says which parts keep the build's flags).
 #   LOCKPROF_SKIP_SANITIZERS=1 scripts/test.sh   skips the sanitizer builds (local iteration)
 #   LOCKPROF_SKIP_FUZZ=1 scripts/test.sh         skips the fuzz stage
 #   LOCKPROF_SKIP_AARCH64=1 scripts/test.sh      skips both aarch64 stages
@@ -75,9 +74,6 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     # (trials, samplers); a TSan lockprof would mostly re-run them.
     targets=(lockprof_unit_tests)
     labels=unit
-    # -O1 keeps the instrumented build and its tests quick; -g because the symbol tests read
-    # source lines and inline chains from DWARF.
-    configure=(cmake "-DCMAKE_CXX_FLAGS=-O1 -g $CXXFLAGS")
     if [[ $sanitizer == address,undefined ]]; then
       targets+=(lockprof lockprof_cli_tests lockprof_integration_tests)
       labels="unit|cli|integration"
@@ -91,7 +87,9 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     fi
     stage "sanitizer ${sanitizer%%,*}"
     echo "== tests under -fsanitize=$sanitizer (labels $labels) =="
-    "${configure[@]}" -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None \
+    # -O1 keeps the instrumented build and its tests quick; -g because the symbol tests read
+    # source lines and inline chains from DWARF.
+    cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g $CXXFLAGS" \
       -DLOCKPROF_SANITIZE="$sanitizer" >/dev/null
     ninja -C "$dir" "${targets[@]}" | { grep -v '^\[' || true; }
     runner=()
@@ -104,7 +102,8 @@ fi
 if [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
   # Every parser of outside input under libFuzzer, ASan and UBSan: its own clang build of the
   # fuzz targets and the libraries they need (build-fuzz/), then each target for
-  # LOCKPROF_FUZZ_SECONDS (10) s.
+  # LOCKPROF_FUZZ_SECONDS (10) s. Mostly the build: with 15 s per target the stage took 442 s
+  # from a clean build-fuzz/ on the 2-core development VM while other builds ran (load 12).
   stage fuzz
   "$root/scripts/test-fuzz.sh"
 fi
