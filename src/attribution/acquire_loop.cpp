@@ -21,13 +21,28 @@ std::optional<std::size_t> index_of(const Instructions& insns, std::uint64_t add
     return std::nullopt;
 }
 
-// Rule 1: every backward branch whose branch and target are both on the inlined lock() path.
+// An instruction of the measured loop's other phases (critical section, release, parallel
+// work, harness) between the span's target and its branch: the span holds the whole measured
+// loop, so it is no acquire loop.
+bool spans_other_phases(const Instructions& insns, Span span) {
+    return std::any_of(insns.begin() + static_cast<std::ptrdiff_t>(span.first),
+                       insns.begin() + static_cast<std::ptrdiff_t>(span.second) + 1,
+                       [](const AnnotatedInstruction& i) {
+                           return i.phase != LoopPhase::none && i.phase != LoopPhase::acquire;
+                       });
+}
+
+// Rule 1: every backward branch whose branch and target are both on the inlined lock() path,
+// and that does not hold the measured loop's other phases. A compiler may move a cold block of
+// lock() (a sanitizer's check, an unlikely branch) past the end of the loop, and that block's
+// branch back into lock() spans the critical section: it is left out, not the whole rule.
 std::vector<Span> lock_path_spans(const Instructions& insns) {
     std::vector<Span> spans;
     for (std::size_t j = 0; j < insns.size(); ++j) {
         const auto& insn = insns[j].instruction;
         if (!insns[j].in_lock || !insn.is_backward_branch()) continue;
-        if (auto i = index_of(insns, *insn.branch_target); i && insns[*i].in_lock)
+        if (auto i = index_of(insns, *insn.branch_target);
+            i && insns[*i].in_lock && !spans_other_phases(insns, Span(*i, j)))
             spans.emplace_back(*i, j);
     }
     return spans;

@@ -74,6 +74,24 @@ TEST(AcquireLoop, DwarfRuleMarksEveryBackwardBranchOnTheLockPath) {
     EXPECT_EQ(marked(f), (Indices{1, 2, 3, 4, 5, 6, 7, 8, 9}));
 }
 
+// clang's ASan build of tas: a cold block of lock() (the sanitizer's check of the lock word)
+// sits after the measured loop's other phases and branches back into lock(). That branch is on
+// the lock path at both ends but holds the critical section: it is left out, and the poll loop
+// is still marked (before, the whole rule was dropped and no acquire loop was found).
+TEST(AcquireLoop, DwarfRuleLeavesOutABranchBackThatHoldsTheCriticalSection) {
+    std::vector<Line> lines = kX86Ttas;
+    lines.pop_back();  // the outer loop's jmp, after the inc of the critical section
+    lines.push_back({"    101b:\tc3                   \tret"});
+    lines.push_back({"    101c:\teb e4                \tjmp    1002 <f+0x2>", true});
+    HotFunction f = function_of(lines);
+    f.instructions[10].phase = LoopPhase::critical;  // the inc
+    f.instructions[11].phase = LoopPhase::harness;   // the ret
+    for (std::size_t i = 1; i <= 9; ++i) f.instructions[i].phase = LoopPhase::acquire;
+    f.instructions[12].phase = LoopPhase::acquire;
+    EXPECT_EQ(mark_acquire_loop(f), "inlined lock(), backward branch 100d..1013, 1002..1015");
+    EXPECT_EQ(marked(f), (Indices{1, 2, 3, 4, 5, 6, 7, 8, 9}));
+}
+
 TEST(AcquireLoop, DwarfRuleNeedsTheTargetOnTheLockPathToo) {
     auto lines = kX86Ttas;
     lines[5].in_lock = false;  // the poll loop's target is outside lock()
