@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine: installs what is missing, builds (and lockprof
 # alone without -g, build-release/), runs every test through CTest, then the unit, CLI and
-# integration tests under ASan+UBSan and the unit tests under TSan, then the fuzz targets for a
-# bounded time (clang, libFuzzer; scripts/test-fuzz.sh), then the aarch64 stage (cross build,
-# qemu-user; scripts/test-aarch64.sh), then the emulated arm64 system stage (a real kernel PMU
-# driver under qemu-system-aarch64; scripts/test-arm-system.sh). The tests' own code compiles
-# -Og in every build (tests/CMakeLists.txt says which parts keep the build's flags).
+# integration tests under ASan+UBSan (clang; the same build makes the fuzz targets) and the unit
+# tests under TSan (GCC), then the fuzz targets for a bounded time (libFuzzer;
+# scripts/test-fuzz.sh), then the aarch64 stage (cross build, qemu-user;
+# scripts/test-aarch64.sh), then the emulated arm64 system stage (a real kernel PMU driver under
+# qemu-system-aarch64; scripts/test-arm-system.sh). The tests' own code compiles -Og (-O0 with
+# clang) in every build (tests/CMakeLists.txt says which parts keep the build's flags).
 #   LOCKPROF_SKIP_SANITIZERS=1 scripts/test.sh   skips the sanitizer builds (local iteration)
 #   LOCKPROF_SKIP_FUZZ=1 scripts/test.sh         skips the fuzz stage
 #   LOCKPROF_SKIP_AARCH64=1 scripts/test.sh      skips both aarch64 stages
@@ -74,22 +75,37 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     # (trials, samplers); a TSan lockprof would mostly re-run them.
     targets=(lockprof_unit_tests)
     labels=unit
+    configure=(-DCMAKE_CXX_FLAGS="-O1 -g $CXXFLAGS")
+    compiler=()
     if [[ $sanitizer == address,undefined ]]; then
       targets+=(lockprof lockprof_cli_tests lockprof_integration_tests)
       labels="unit|cli|integration"
-      # Still GCC. clang compiles UBSan's checks in half the time, and the same build could
-      # make the fuzz targets (LOCKPROF_FUZZ with LOCKPROF_SANITIZE=address,undefined), but
-      # under clang's ASan six CLI tests fail for reasons of that build, not yet all handled:
-      # list-locks finds __interceptor_pthread_mutex_lock (the runtime is linked in) where it
-      # expects pthread_mutex_lock@plt, the call-graph test's frame-pointer walk reaches
-      # frames it expects only DWARF to reach, and the sampling tests find no acquire loop of
-      # tas (not yet understood).
+      # clang, and the fuzz stage's targets in the same build (LOCKPROF_FUZZ): one build of 444 s
+      # where there were two (GCC's ASan build, 543 s, and the fuzz stage's own, about 260 s; the
+      # 2-core VM, clean builds). clang
+      # compiled a library batch with ASan+UBSan in 57 s against GCC's 132 s. Line tables and
+      # inline chains are what the symbol tests read: -gline-tables-only writes them, and
+      # -fdebug-info-for-profiling adds the functions' linkage names, which the loop phases
+      # need (57 s against 71 s with -g). CXXFLAGS is left out: it holds GCC's
+      # -fno-var-tracking-assignments.
+      configure=(-DCMAKE_CXX_COMPILER=clang++
+        -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fdebug-info-for-profiling" -DLOCKPROF_FUZZ=ON)
+      compiler=(env -u CXXFLAGS)
+      [[ ${LOCKPROF_SKIP_FUZZ:-0} == 1 ]] || targets+=(fuzz_targets)
     fi
     stage "sanitizer ${sanitizer%%,*}"
     echo "== tests under -fsanitize=$sanitizer (labels $labels) =="
-    # -O1 keeps the instrumented build and its tests quick; -g because the symbol tests read
-    # source lines and inline chains from DWARF.
-    cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g $CXXFLAGS" \
+    # -O1 keeps the instrumented builds and their tests quick; debug information because the
+    # symbol tests read source lines and inline chains from DWARF.
+    # A folder configured by an earlier version of this script with the other compiler:
+    # CMake cannot change a configured folder's compiler, so it is configured anew.
+    if [[ -f $dir/CMakeCache.txt ]]; then
+      configured=gcc wanted=gcc
+      grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang' "$dir/CMakeCache.txt" && configured=clang
+      [[ ${#compiler[@]} -eq 0 ]] || wanted=clang
+      [[ $configured == "$wanted" ]] || rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+    fi
+    "${compiler[@]}" cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None "${configure[@]}" \
       -DLOCKPROF_SANITIZE="$sanitizer" >/dev/null
     ninja -C "$dir" "${targets[@]}" | { grep -v '^\[' || true; }
     runner=()
@@ -100,11 +116,11 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
 fi
 
 if [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
-  # Every parser of outside input under libFuzzer, ASan and UBSan: its own clang build of the
-  # fuzz targets and the libraries they need (build-fuzz/), then each target for
-  # LOCKPROF_FUZZ_SECONDS (10) s. Mostly the build: with 15 s per target the stage took 442 s
-  # from a clean build-fuzz/ on the 2-core development VM while other builds ran (load 12).
+  # Every parser of outside input under libFuzzer, ASan and UBSan, each target for
+  # LOCKPROF_FUZZ_SECONDS (10) s (scripts/test-fuzz.sh). The targets come from the ASan build
+  # above; with LOCKPROF_SKIP_SANITIZERS=1 test-fuzz.sh makes its own build in build-fuzz/.
   stage fuzz
+  if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then export LOCKPROF_FUZZ_BUILD="$root/build-san-address"; fi
   "$root/scripts/test-fuzz.sh"
 fi
 

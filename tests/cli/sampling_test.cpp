@@ -237,6 +237,12 @@ TEST(CliSampling, FlamegraphLeavesSayWhereInTheLoopTheTimeWent) {
         if (line.find(";acquire loop;") != std::string::npos ||
             leaf.substr(leaf.rfind(';') + 1).starts_with("__aarch64_swp"))
             loop += weight;
+#if defined(LOCKPROF_TEST_ASAN)
+        // clang's ASan code puts the first exchange before the loop and its shadow checks in
+        // it: a third to a half of the samples land on that first exchange, still acquiring.
+        else if (line.find(";acquire (outside the loop);") != std::string::npos)
+            loop += weight;
+#endif
     }
     EXPECT_GT(loop * 2, total) << folded.substr(0, 2000);
     EXPECT_NE(r.out.find("measured loop by phase (of all samples): acquire loop "),

@@ -297,6 +297,11 @@ std::vector<std::string> getscopes_chain(Dwfl* dwfl, std::uint64_t address) {
     Dwfl_Module* module = dwfl_addrmodule(dwfl, address);
     Dwarf_Addr bias = 0;
     Dwarf_Die* cu = module ? dwfl_module_addrdie(module, address, &bias) : nullptr;
+    // clang writes no .debug_aranges, and then libdw finds no unit by address: each unit's
+    // ranges, as the resolver reads them too.
+    for (Dwarf_Die* unit = nullptr;
+         !cu && module && (unit = dwfl_module_nextcu(module, unit, &bias)) != nullptr;)
+        if (dwarf_haspc(unit, address - bias) > 0) cu = unit;
     if (!cu) return names;
     Dwarf_Die* scopes = nullptr;
     int n = dwarf_getscopes(cu, address - bias, &scopes);
@@ -345,16 +350,29 @@ TEST(SymbolResolver, IndexedInlineChainsAreThoseOfTheWholeUnitWalk) {
     const auto& code = functions[0].instructions;
     const std::size_t step = std::max<std::size_t>(1, code.size() / 120);
     std::size_t compared = 0, inlined = 0;
+    std::vector<std::pair<std::uint64_t, std::vector<std::string>>> references;
     for (std::size_t k = 0; k < code.size(); k += step) {
         const std::uint64_t address = code[k].address + bias;
-        const auto expected = getscopes_chain(dwfl, address);
+        references.emplace_back(address, getscopes_chain(dwfl, address));
+    }
+    dwfl_end(dwfl);
+#if defined(__clang__)
+    // libdw 0.188's dwarf_getscopes finds the unit of a clang build but no scope in it ("no
+    // address value"), though dwarf_haspc holds for the same pc: nothing to compare with.
+    if (std::all_of(references.begin(), references.end(),
+                    [](const auto& r) { return r.second.empty(); }))
+        GTEST_SKIP() << "libdw's dwarf_getscopes reads no scope of this clang build: the "
+                        "reference walk has nothing to compare with (GCC builds compare)";
+#endif
+    for (std::size_t k = 0; k < code.size(); k += step) {
+        const std::uint64_t address = code[k].address + bias;
+        const auto& expected = references[k / step].second;
         EXPECT_EQ(resolver.inlined_at(address), expected) << code[k].text();
         // Asked twice: the cached answer is the same.
         EXPECT_EQ(resolver.inlined_at(address), expected) << code[k].text();
         ++compared;
         inlined += !expected.empty();
     }
-    dwfl_end(dwfl);
     EXPECT_GT(inlined, compared / 4) << "too few inlined instructions to say anything";
 }
 
