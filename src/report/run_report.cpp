@@ -611,14 +611,16 @@ std::string render_table(const workload::RunResult& run,
             auto& table = tables[threads];
             table.set_header(header, layout.align);
             // Each table's header line sets it apart: no blank line between them.
-            out += (threads == order.front() ? "\n" : "") + table.render("  ");
+            if (threads == order.front()) out += '\n';
+            out += table.render("  ");
             continue;
         }
         out += fmt::format("\n{}\n", threads_text(threads));
         out += tables[threads].render("  ");
     }
     if (run.spec.work.read_fraction > 0) out += read_write_split(summaries, any_latency);
-    out += "\n" + legend(layout.columns, detail);
+    out += '\n';
+    out += legend(layout.columns, detail);
     if (layout.brief && analysis::comparison_count(summaries) == 0)
         out += fmt::format("acquires/s: geometric mean of the trials; {}\n",
                            analysis::kSpreadDefinition);
