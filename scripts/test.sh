@@ -82,12 +82,11 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
       labels="unit|cli|integration"
       # clang, and the fuzz stage's targets in the same build (LOCKPROF_FUZZ): one build of 444 s
       # where there were two (GCC's ASan build, 543 s, and the fuzz stage's own, about 260 s; the
-      # 2-core VM, clean builds). clang
-      # compiled a library batch with ASan+UBSan in 57 s against GCC's 132 s. Line tables and
-      # inline chains are what the symbol tests read: -gline-tables-only writes them, and
-      # -fdebug-info-for-profiling adds the functions' linkage names, which the loop phases
-      # need (57 s against 71 s with -g). CXXFLAGS is left out: it holds GCC's
-      # -fno-var-tracking-assignments.
+      # 2-core VM, clean builds). clang compiled a library batch with ASan+UBSan in 57 s against
+      # GCC's 132 s. Line tables and inline chains are what the symbol tests read:
+      # -gline-tables-only writes them, and -fdebug-info-for-profiling adds the functions'
+      # linkage names, which the loop phases need (57 s against 71 s with -g). CXXFLAGS is left
+      # out: it holds GCC's -fno-var-tracking-assignments.
       configure=(-DCMAKE_CXX_COMPILER=clang++
         -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fdebug-info-for-profiling" -DLOCKPROF_FUZZ=ON)
       compiler=(env -u CXXFLAGS)
