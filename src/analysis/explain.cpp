@@ -244,6 +244,15 @@ std::vector<Claim> steal_rule(PairContext& p) {
                   false)};
 }
 
+// Where the instruments changed a cell's throughput, its samples and counts describe another
+// run than the verdict's plain trials: said before the evidence that quotes them.
+std::vector<Claim> observer_effect_rule(PairContext& p) {
+    std::vector<Claim> out;
+    for (const CellEvidence* c : {&p.b, &p.a})
+        if (!c->perturbation.empty()) out.emplace_back(c->perturbation, false);
+    return out;
+}
+
 std::vector<Claim> rmw_rule(PairContext& p) {
     const CellEvidence* hi = &p.a;
     const CellEvidence* lo = &p.b;
@@ -670,6 +679,8 @@ const std::vector<Rule>& rules() {
         {"throughput", "acquires/s per trial", throughput_rule},
         {"steal", "hypervisor steal per trial (/proc/stat), with an inconclusive verdict",
          steal_rule},
+        {"observer_effect", "the observer-effect check: instrumented vs plain trials",
+         observer_effect_rule},
         {"rmw_per_acquire", "AttemptStats rmw_attempts and spin_iterations", rmw_rule},
         {"cpu_use", "threads' CPU time over the trial window, sleeps", cpu_use_rule},
         {"hot_instruction", "samples with instruction annotation, stxr events",
@@ -712,6 +723,7 @@ std::vector<CellEvidence> evidence_from(const std::vector<CellSummary>& summarie
         e.derived = s.derived;
         e.trials_note = adaptive_note(s);
         e.steal.add(*s.cell);
+        e.perturbation = perturbation_claim(s);
         out.push_back(std::move(e));
     }
     return out;

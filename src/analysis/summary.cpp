@@ -182,18 +182,27 @@ std::vector<std::string> verdict_comparison_notes(const std::vector<CellSummary>
 
 }  // namespace
 
-std::vector<double> trial_throughputs(const workload::CellResult& cell) {
+std::vector<double> trial_throughputs(const std::vector<workload::TrialResult>& trials) {
     std::vector<double> out;
-    for (const auto& t : cell.trials) out.push_back(figures_of(t).per_second);
+    for (const auto& t : trials) out.push_back(figures_of(t).per_second);
     return out;
 }
 
+std::vector<double> trial_throughputs(const workload::CellResult& cell) {
+    return trial_throughputs(cell.trials);
+}
+
 std::vector<double> process_throughputs(const workload::CellResult& cell, unsigned processes) {
+    return process_throughputs(cell.trials, processes);
+}
+
+std::vector<double> process_throughputs(const std::vector<workload::TrialResult>& trials,
+                                        unsigned processes) {
     std::vector<double> log_sum(processes, 0.0);
     std::vector<unsigned> count(processes, 0);
-    const auto values = trial_throughputs(cell);
+    const auto values = trial_throughputs(trials);
     for (std::size_t i = 0; i < values.size(); ++i) {
-        const unsigned p = cell.trials[i].process;
+        const unsigned p = trials[i].process;
         if (p >= processes) continue;
         log_sum[p] += values[i] > 0 ? std::log(values[i]) : -INFINITY;
         ++count[p];
@@ -425,6 +434,109 @@ std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries
     return out;
 }
 
+bool has_plain_trials(const workload::RunResult& run, const workload::CellResult& cell) {
+    return run.spec.perturbation_check && !cell.plain_trials.empty();
+}
+
+std::string instruments_text(const workload::RunResult& run) {
+    bool counted = false;
+    for (const auto& cell : run.cells)
+        for (const auto& t : cell.trials)
+            for (const auto& th : t.threads) counted |= !th.counters.empty();
+    if (run.sampling) return counted ? "sampling and counters" : "sampling";
+    return counted ? "counters" : "instruments";
+}
+
+const char* perturbation_verdict_name(Verdict verdict) {
+    switch (verdict) {
+        case Verdict::faster:
+            return "raised";
+        case Verdict::slower:
+            return "lowered";
+        default:
+            return verdict_name(verdict);
+    }
+}
+
+bool any_perturbation(const std::vector<CellSummary>& summaries) {
+    return std::any_of(summaries.begin(), summaries.end(),
+                       [](const CellSummary& s) { return s.perturbation.has_value(); });
+}
+
+std::string perturbation_text(const Effect& effect) {
+    switch (effect.verdict) {
+        case Verdict::no_ratio:
+            return "no ratio";
+        case Verdict::too_few_trials:
+            return fmt::format("{:.2f}x, {}", effect.ratio, verdict_text(effect));
+        default:
+            return fmt::format("{:.2f}x {}", effect.ratio,
+                               perturbation_verdict_name(effect.verdict));
+    }
+}
+
+std::string perturbation_claim(const CellSummary& s) {
+    if (!s.perturbation || !s.cell) return "";
+    const Effect& e = *s.perturbation;
+    if (e.verdict != Verdict::faster && e.verdict != Verdict::slower) return "";
+    const bool raised = e.verdict == Verdict::faster;
+    const auto percent = [](double ratio) {
+        return fmt::format("{:.0f}%", 100 * std::abs(ratio - 1));
+    };
+    const std::string interval =
+        e.interval ? fmt::format(" [{}, {}]", percent(raised ? e.interval->low : e.interval->high),
+                                 percent(raised ? e.interval->high : e.interval->low))
+                   : "";
+    return fmt::format(
+        "{} {} {}'s throughput by {}{} at {}: the {} trials' figures (samples, counts per "
+        "acquire) describe a {} run than the plain one{}",
+        s.instruments, raised ? "raised" : "lowered", s.cell->lock, percent(e.ratio), interval,
+        threads_text(s.cell->threads),
+        s.instruments.starts_with("sampling") ? "sampled"
+        : s.instruments == "counters"         ? "counted"
+                                              : "instrumented",
+        raised ? "faster, less contended" : "slower",
+        raised ? " (interrupts can break a convoy of waiters)"
+               : " (the instruments took time from "
+                 "the loop)");
+}
+
+std::vector<std::string> perturbation_notes(const std::vector<CellSummary>& summaries,
+                                            Detail detail) {
+    std::vector<const CellSummary*> checked;
+    for (const auto& s : summaries)
+        if (s.perturbation) checked.push_back(&s);
+    if (checked.empty()) return {};
+    const Effect& first = *checked.front()->perturbation;
+    std::map<std::string, std::vector<std::string>> by_verdict;
+    for (const auto* s : checked)
+        by_verdict[perturbation_verdict_name(s->perturbation->verdict)].push_back(
+            fmt::format("{} at {}", s->cell->lock, threads_text(s->cell->threads)));
+    std::string counts;
+    for (const auto& [verdict, cells] : by_verdict)
+        counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", cells.size(), verdict);
+    std::vector<std::string> out;
+    out.push_back(fmt::format(
+        "instr/plain: acquires/s with {} over the same trials run without instruments "
+        "(interleaved, {} pairs per cell); {} cell{}: {}; acquires/s and vs first are the plain "
+        "trials'{}",
+        checked.front()->instruments, std::min(first.base_trials, first.other_trials),
+        checked.size(), checked.size() == 1 ? "" : "s", counts,
+        detail == Detail::full
+            ? "; " + method_text({first.confidence, first.equivalence}, first.family)
+            : ""));
+    for (const auto* s : checked) {
+        if (auto claim = perturbation_claim(*s); !claim.empty())
+            out.push_back(claim);
+        else if (detail == Detail::full && s->perturbation->verdict == Verdict::inconclusive)
+            out.push_back(fmt::format("{} at {}: observer effect inconclusive, interval {}; {}",
+                                      s->cell->lock, threads_text(s->cell->threads),
+                                      interval_text(*s->perturbation),
+                                      settle_text(*s->perturbation)));
+    }
+    return out;
+}
+
 std::vector<CellSummary> summarize(const workload::RunResult& run, const VerdictOptions& options) {
     std::vector<CellSummary> out;
     for (const auto& cell : run.cells) {
@@ -476,6 +588,11 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
         if (cell.stop == workload::TrialStop::settled || cell.stop == workload::TrialStop::budget)
             s.precision =
                 throughput_precision(s.acquires_per_second.values, options, run.cells.size());
+        // The observer-effect check: the throughput a user reads (acquires/s, its spread, vs
+        // first) is the plain trials'; the per-acquire figures stay the instrumented trials',
+        // which carry the counts and samples they are read beside.
+        if (has_plain_trials(run, cell))
+            s.acquires_per_second = analysis::summarize(trial_throughputs(cell.plain_trials));
         out.push_back(std::move(s));
     }
     // Compare each cell with the first lock at the same thread count; all comparisons of the
@@ -489,13 +606,27 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
     const std::size_t family = comparison_count(out);
     const unsigned processes = std::max(run.spec.processes, 1u);
     const bool over_processes = processes >= kMinTrials;
+    // With the observer-effect check the plain trials give the verdicts and the figure the
+    // tables print: they are the workload as its users run it, without the instruments.
     const auto values_of = [&](const CellSummary& s) {
-        return over_processes ? process_throughputs(*s.cell, processes)
+        const auto& trials = has_plain_trials(run, *s.cell) ? s.cell->plain_trials : s.cell->trials;
+        return over_processes ? process_throughputs(trials, processes)
                               : s.acquires_per_second.values;
     };
     for (auto& s : out) {
         s.verdict_values = values_of(s);
         s.throughput = geometric_mean(s.verdict_values);
+    }
+    // The observer effect: each cell's instrumented acquires/s against its plain twins', one
+    // family over the cells that have both (Bonferroni), judged against the same band.
+    std::size_t perturbed = 0;
+    for (const auto& s : out) perturbed += has_plain_trials(run, *s.cell) && s.trials > 0;
+    const std::string instruments = instruments_text(run);
+    for (auto& s : out) {
+        if (!has_plain_trials(run, *s.cell) || s.trials == 0) continue;
+        s.perturbation = compare_trials(trial_throughputs(s.cell->plain_trials),
+                                        trial_throughputs(s.cell->trials), options, perturbed);
+        s.instruments = instruments;
     }
     for (auto& s : out) {
         if (!s.comparison) continue;

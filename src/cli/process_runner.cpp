@@ -75,6 +75,7 @@ void merge(workload::RunResult& run, workload::RunResult&& part, unsigned proces
         for (auto& cell : part.cells) {
             workload::CellResult c = cell;
             c.trials.clear();
+            c.plain_trials.clear();
             c.overlaps = c.lost_updates = 0;
             c.verification.reset();
             run.cells.push_back(std::move(c));
@@ -86,11 +87,12 @@ void merge(workload::RunResult& run, workload::RunResult&& part, unsigned proces
     for (std::size_t i = 0; i < part.cells.size(); ++i) {
         auto& to = run.cells[i];
         auto& from = part.cells[i];
-        for (auto& t : from.trials) {
-            t.process = process;
-            t.trial = process * run.spec.trials + t.trial;
-            to.trials.push_back(std::move(t));
-        }
+        for (auto* trials : {&from.trials, &from.plain_trials})
+            for (auto& t : *trials) {
+                t.process = process;
+                t.trial = process * run.spec.trials + t.trial;
+                (trials == &from.trials ? to.trials : to.plain_trials).push_back(std::move(t));
+            }
         to.overlaps += from.overlaps;
         to.lost_updates += from.lost_updates;
         if (const auto& v = from.verification) {  // each process verified the cell itself

@@ -96,7 +96,13 @@ void add_schedule_options(po::options_description& o) {
         ("latency", po::bool_switch(),
          "record each acquire's latency with the tick counter (p50, p99, p99.9, max)")
         ("watchdog", po::value<std::string>()->default_value("10s"),
-         "end the run with an error if no acquire completes for this long");
+         "end the run with an error if no acquire completes for this long")
+        ("no-perturbation-check", po::bool_switch(),
+         "with --sample (or any stack output) or --event: do not measure the observer effect. "
+         "By default such a run pairs every measured trial with the same trial run without "
+         "instruments, in alternating order, which doubles the measured trials' time; the "
+         "table's instr/plain column then says whether the instruments raised or lowered "
+         "throughput, and acquires/s and vs first come from the plain trials");
     // clang-format on
 }
 
@@ -585,15 +591,20 @@ int run_command(const std::vector<std::string>& args, const std::vector<std::str
         throw UsageError(
             "--processes: not with --sample or its outputs (samples are addresses in one "
             "process); drop --processes, or sample a one-process run");
-    const workload::Plan plan = workload::make_plan(spec, workload::calibrate());
-    if (spec.sched == workload::SchedPolicy::fifo) add_fifo_warnings(plan, child, run);
-
-    // Run.
     workload::RunControl control;
     control.interrupted = &interrupts::stop_requested();
     for (const auto& extension : extensions)
         if (auto* instrumentation = extension->instrumentation())
             control.instruments.push_back(instrumentation);
+    // The observer effect (docs/sampling.md, "The observer effect"): measured where the
+    // instruments go beyond the default counters, which count without interrupting the loop.
+    spec.perturbation_check = !vm["no-perturbation-check"].as<bool>() &&
+                              !control.instruments.empty() &&
+                              (run.sampling.has_value() || vm.count("event") > 0);
+    const workload::Plan plan = workload::make_plan(spec, workload::calibrate());
+    if (spec.sched == workload::SchedPolicy::fifo) add_fifo_warnings(plan, child, run);
+
+    // Run.
     const bool show_progress = isatty(STDERR_FILENO) != 0 && spec.processes == 1;
     try {
         workload::SweepHooks hooks = progress_hooks(plan, show_progress);

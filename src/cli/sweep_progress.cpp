@@ -33,7 +33,8 @@ SweepShape sweep_shape(const workload::Plan& plan) {
                                 ? spec.warmup_ns
                                 : std::min(spec.duration_ns.value_or(workload::kVerificationCapNs),
                                            workload::kVerificationCapNs);
-    shape.measured = plan.cells.size() * spec.trials;
+    // The observer-effect check pairs every measured trial with a plain one (sweep.hpp).
+    shape.measured = plan.cells.size() * spec.trials * (spec.perturbation_check ? 2 : 1);
     if (spec.duration_ns) shape.trial_ns = *spec.duration_ns;
     shape.budget_ns = spec.max_time_ns;
     return shape;

@@ -175,7 +175,8 @@ std::string versus_first(const analysis::CellSummary& s) {
 
 // One cell's row of the results table.
 std::string results_row(const analysis::CellSummary& s, const std::vector<std::string>& locks,
-                        const OptionalColumns& columns, const std::vector<std::string>& events) {
+                        const OptionalColumns& columns, const std::vector<std::string>& events,
+                        bool perturbation) {
     const auto& c = *s.cell;
     std::string out =
         fmt::format("<tr><td>{}{}</td><td>{}</td><td>{}</td>", swatch(locks, c.lock),
@@ -183,13 +184,17 @@ std::string results_row(const analysis::CellSummary& s, const std::vector<std::s
     if (s.trials == 0)
         return out +
                fmt::format("<td colspan=\"{}\" class=\"l muted\">no finished trial</td></tr>\n",
-                           9 + columns.sleeps + columns.partial + events.size());
+                           9 + perturbation + columns.sleeps + columns.partial + events.size());
     out += fmt::format(
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td>"
         "<td>{}</td>{}<td{}>{}</td>{}",
         format_si(s.throughput > 0 ? s.throughput : s.acquires_per_second.median),
         format_si(s.acquires_per_second.min), format_si(s.acquires_per_second.max),
         analysis::spread_text(s.acquires_per_second), escape_html(versus_first(s)),
+        !perturbation ? ""
+        : s.perturbation
+            ? fmt::format("<td>{}</td>", escape_html(analysis::perturbation_text(*s.perturbation)))
+            : "<td>-</td>",
         format_table_number(s.cpu_ns_per_acquire.median),
         format_table_number(s.rmw_per_acquire.median),
         format_table_number(s.spins_per_acquire.median),
@@ -220,17 +225,24 @@ std::string results_table(const std::vector<analysis::CellSummary>& summaries,
         "id=\"results-table\">\n<thead><tr><th>lock</th><th>threads</th><th>delay</th>"
         "<th title=\"geometric mean of the trials: the figure vs first divides\">acquires/s</th>"
         "<th>min</th><th>max</th><th title=\"(max - min) / median of the "
-        "trials\">spread</th><th>vs first</th>"
-        "<th>CPU ns/acq</th><th>rmw/acq</th><th>spins/acq</th>";
+        "trials\">spread</th><th>vs first</th>";
+    const bool perturbation = analysis::any_perturbation(summaries);
+    if (perturbation)
+        out +=
+            "<th title=\"acquires/s with the instruments over the same trials without "
+            "them\">instr/plain</th>";
+    out += "<th>CPU ns/acq</th><th>rmw/acq</th><th>spins/acq</th>";
     if (columns.sleeps) out += "<th>sleeps/acq</th>";
     out += "<th>Jain</th>";
     if (columns.partial) out += "<th>all-run</th>";
     for (const auto& e : events) out += fmt::format("<th>{}/acq</th>", escape_html(e));
     out += "</tr></thead>\n<tbody>\n";
     for (const auto& s : summaries)
-        if (s.cell) out += results_row(s, locks, columns, events);
+        if (s.cell) out += results_row(s, locks, columns, events, perturbation);
     out += "</tbody></table></div>\n";
-    if (const auto notes = analysis::verdict_notes(summaries); !notes.empty()) {
+    auto notes = analysis::verdict_notes(summaries);
+    for (auto& note : analysis::perturbation_notes(summaries)) notes.push_back(std::move(note));
+    if (!notes.empty()) {
         out += "<ul class=\"muted verdict-notes\">\n";
         for (const auto& note : notes) out += "<li>" + escape_html(note) + "</li>\n";
         out += "</ul>\n";

@@ -68,6 +68,8 @@ json spec_json(const workload::RunSpec& s) {
     j["processes"] = s.processes;
     // --trials auto: "trials" above is then the minimum per cell.
     j["trials_auto"] = s.max_time_ns ? json{{"max_time_ns", *s.max_time_ns}} : json(nullptr);
+    // Each measured trial paired with one without instruments (cells' plain_trials).
+    j["perturbation_check"] = s.perturbation_check;
     return j;
 }
 
@@ -164,6 +166,33 @@ json latency_json(const analysis::LatencySummary& l) {
             {"samples", l.samples}};
 }
 
+json trial_json(const workload::TrialResult& t, RawSamples samples) {
+    json threads = json::array();
+    for (const auto& th : t.threads)
+        threads.push_back(thread_json(th, samples == RawSamples::keep));
+    json trial = {{"trial", t.trial},
+                  {"process", t.process},
+                  {"wall_ns", t.wall_ns},
+                  {"ticks", t.ticks},
+                  {"threads", threads}};
+    if (t.lock_page)  // --lock-page huge
+        trial["lock_page"] = {
+            {"page_size", t.lock_page->page_size},
+            {"physical_address",
+             t.lock_page->physical_address ? json(*t.lock_page->physical_address) : json(nullptr)}};
+    // Steal is unknown rather than 0 where it was not measured (run.notes say why).
+    trial["steal"] = t.steal ? json{{"cpus", t.steal->cpus},
+                                    {"steal_ns", t.steal->steal_ns},
+                                    {"window_ns", t.steal->window_ns},
+                                    {"tick_ns", t.steal->tick_ns}}
+                             : json(nullptr);
+    return trial;
+}
+
+json effect_interval_json(const analysis::Effect& e) {
+    return e.interval ? json{{"low", e.interval->low}, {"high", e.interval->high}} : json();
+}
+
 json summary_json(const analysis::CellSummary& s) {
     json j = {{"trials", s.trials},
               {"acquires", spread_json(s.acquires)},
@@ -211,6 +240,18 @@ json summary_json(const analysis::CellSummary& s) {
             {"narrow", p.narrow},
             {"trials_to_narrow", p.trials_to_narrow ? json(*p.trials_to_narrow) : json()}};
     }
+    if (s.perturbation) {  // instrumented / plain acquires/s (summary.hpp)
+        const auto& e = *s.perturbation;
+        j["perturbation"] = {
+            {"instruments", s.instruments},
+            {"ratio", e.ratio},
+            {"interval", effect_interval_json(e)},
+            {"verdict", analysis::perturbation_verdict_name(e.verdict)},
+            {"trials", {{"instrumented", e.other_trials}, {"plain", e.base_trials}}},
+            {"level", e.level},
+            {"family", e.family},
+            {"equivalence", e.equivalence}};
+    }
     if (s.comparison) {
         const auto& e = s.comparison->effect;
         j["comparison"] = {
@@ -236,29 +277,7 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
     for (std::size_t i = 0; i < run.cells.size(); ++i) {
         const auto& c = run.cells[i];
         json trials = json::array();
-        for (const auto& t : c.trials) {
-            json threads = json::array();
-            for (const auto& th : t.threads)
-                threads.push_back(thread_json(th, samples == RawSamples::keep));
-            json trial = {{"trial", t.trial},
-                          {"process", t.process},
-                          {"wall_ns", t.wall_ns},
-                          {"ticks", t.ticks},
-                          {"threads", threads}};
-            if (t.lock_page)  // --lock-page huge
-                trial["lock_page"] = {
-                    {"page_size", t.lock_page->page_size},
-                    {"physical_address", t.lock_page->physical_address
-                                             ? json(*t.lock_page->physical_address)
-                                             : json(nullptr)}};
-            // Steal is unknown rather than 0 where it was not measured (run.notes say why).
-            trial["steal"] = t.steal ? json{{"cpus", t.steal->cpus},
-                                            {"steal_ns", t.steal->steal_ns},
-                                            {"window_ns", t.steal->window_ns},
-                                            {"tick_ns", t.steal->tick_ns}}
-                                     : json(nullptr);
-            trials.push_back(std::move(trial));
-        }
+        for (const auto& t : c.trials) trials.push_back(trial_json(t, samples));
         json cell = {{"lock", c.lock},         {"algorithm", c.algorithm},
                      {"flavour", c.flavour},   {"delay", std::string(arch::delay_name(c.delay))},
                      {"threads", c.threads},   {"complete", c.complete},
@@ -277,6 +296,11 @@ json to_json(const workload::RunResult& run, const std::vector<analysis::CellSum
                                                      {"overlaps", c.verification->overlaps},
                                                      {"lost_updates", c.verification->lost_updates}}
                                               : json(nullptr);
+        if (run.spec.perturbation_check) {  // the observer-effect check's uninstrumented twins
+            json plain = json::array();
+            for (const auto& t : c.plain_trials) plain.push_back(trial_json(t, samples));
+            cell["plain_trials"] = std::move(plain);
+        }
         if (i < summaries.size()) cell["summary"] = summary_json(summaries[i]);
         cells.push_back(cell);
     }

@@ -398,6 +398,7 @@ struct TableLayout {
     std::vector<std::string> header;
     std::vector<TextTable::Align> align;
     bool brief = false;
+    bool perturbation = false;  // the observer-effect check ran: the instr/plain column
 };
 
 TableLayout table_layout(const std::vector<analysis::CellSummary>& summaries,
@@ -441,6 +442,8 @@ TableLayout table_layout(const std::vector<analysis::CellSummary>& summaries,
     for (const auto& e : events) header.push_back(e + "/acq"), align.push_back(A::right);
     layout.derived = derived_columns(summaries);
     for (const auto* d : layout.derived) header.push_back(d->label), align.push_back(A::right);
+    layout.perturbation = analysis::any_perturbation(summaries);
+    if (layout.perturbation) header.push_back("instr/plain"), align.push_back(A::left);
     header.push_back("vs first");
     align.push_back(A::left);
 
@@ -499,6 +502,8 @@ std::vector<std::string> table_row(const analysis::CellSummary& s, const TableLa
         else
             row.push_back(fmt::format("{:.2f}", d->value.median));
     }
+    if (layout.perturbation)
+        row.push_back(s.perturbation ? analysis::perturbation_text(*s.perturbation) : "-");
     if (!s.comparison)
         row.push_back("baseline");
     else
@@ -629,6 +634,7 @@ std::string render_table(const workload::RunResult& run,
     if (layout.brief && any_partial)
         out += "all-run: share of the window in which every thread ran the loop.\n";
     for (const auto& line : analysis::verdict_notes(summaries, detail)) out += line + "\n";
+    for (const auto& line : analysis::perturbation_notes(summaries, detail)) out += line + "\n";
     if (layout.brief) {
         // The event columns the brief table left out.
         std::vector<std::string> hidden;
@@ -670,7 +676,9 @@ std::string render_csv(const workload::RunResult& run,
         "baseline,throughput_ratio,verdict,"
         // Added after the columns above, whose positions scripts may rely on.
         "overlaps,critical_work_ns,parallel_work_ns,sleeps_per_acquire,full_concurrency,"
-        "interval_low,interval_high";
+        "interval_low,interval_high,"
+        // The observer-effect check (instrumented / plain acquires/s); empty without it.
+        "perturbation_ratio,perturbation_low,perturbation_high,perturbation_verdict";
     for (const auto& e : events)
         out += ",event_" + e + "_per_acquire,event_" + e + "_running_fraction";
     const auto derived = derived_columns(summaries);
@@ -714,6 +722,15 @@ std::string render_csv(const workload::RunResult& run,
                                s.comparison->effect.interval->high);
         else
             out += ",,";
+        if (s.perturbation) {
+            const auto& e = *s.perturbation;
+            out += fmt::format(",{},{},{},{}", e.ratio,
+                               e.interval ? fmt::format("{}", e.interval->low) : "",
+                               e.interval ? fmt::format("{}", e.interval->high) : "",
+                               analysis::perturbation_verdict_name(e.verdict));
+        } else {
+            out += ",,,,";
+        }
         for (const auto& name : events) {
             auto it = std::find_if(s.events.begin(), s.events.end(),
                                    [&](const auto& e) { return e.event == name; });

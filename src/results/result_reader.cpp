@@ -289,6 +289,8 @@ workload::RunSpec spec_from_json(const Node& c) {
     if (s.processes == 0) c["processes"].fail("is 0, and must be positive");
     if (c.has("trials_auto") && !c["trials_auto"].is_null())  // added later: optional
         s.max_time_ns = c["trials_auto"]["max_time_ns"].positive();
+    if (c.has("perturbation_check"))  // added later: older files ran no plain twins
+        s.perturbation_check = c["perturbation_check"].boolean();
     return s;
 }
 
@@ -489,19 +491,30 @@ workload::CellResult cell_from_json(const Node& j, const workload::RunSpec& spec
     // --processes N: N * trials, numbered on from one process to the next.
     const std::size_t expected =
         adaptive ? trials.size() : static_cast<std::size_t>(spec.trials) * spec.processes;
-    std::set<unsigned> seen;
-    trials.each([&](const Node& jt) {
-        auto trial =
-            trial_from_json(jt, cell.threads, spec.work.lock_page == workload::LockPage::huge);
-        if (trial.trial >= expected || !seen.insert(trial.trial).second)
-            jt["trial"].fail(fmt::format("{} is {} (trials are 0 to {}, each once)", trial.trial,
-                                         trial.trial >= expected ? "out of range" : "repeated",
-                                         expected - 1));
-        if (trial.process >= spec.processes)
-            jt["process"].fail(fmt::format("{} is out of range (config.processes is {})",
-                                           trial.process, spec.processes));
-        cell.trials.push_back(std::move(trial));
-    });
+    // A list of trials ("trials", or the observer-effect check's "plain_trials", numbered as
+    // the trials they pair with): each number once, in range, each process one of the run's.
+    const auto read_trials = [&](const Node& list, const char* what,
+                                 std::vector<workload::TrialResult>& into) {
+        std::set<unsigned> seen;
+        list.each([&](const Node& jt) {
+            auto trial =
+                trial_from_json(jt, cell.threads, spec.work.lock_page == workload::LockPage::huge);
+            if (trial.trial >= expected || !seen.insert(trial.trial).second)
+                jt["trial"].fail(fmt::format("{} is {} ({} are 0 to {}, each once)", trial.trial,
+                                             trial.trial >= expected ? "out of range" : "repeated",
+                                             what, expected - 1));
+            if (trial.process >= spec.processes)
+                jt["process"].fail(fmt::format("{} is out of range (config.processes is {})",
+                                               trial.process, spec.processes));
+            into.push_back(std::move(trial));
+        });
+    };
+    read_trials(trials, "trials", cell.trials);
+    if (j.has("plain_trials")) {
+        if (!spec.perturbation_check)
+            j["plain_trials"].fail("is present, but config.perturbation_check is not set");
+        read_trials(j["plain_trials"], "plain trials", cell.plain_trials);
+    }
     if (cell.trials.empty() && !interrupted)
         trials.fail(fmt::format("{} with {} has no trials, yet the run was not interrupted",
                                 cell.lock, threads_text(cell.threads)));
@@ -547,8 +560,9 @@ workload::CellResult cell_from_json(const Node& j, const workload::RunSpec& spec
     if (j.has("verification") && !j["verification"].is_null())  // older files lack it
         cell.verification = verification_from_json(j["verification"], spec);
     std::uint64_t overlaps = cell.verification ? cell.verification->overlaps : 0;
-    for (const auto& t : cell.trials)
-        for (const auto& th : t.threads) overlaps += th.overlaps;
+    for (const auto* trials : {&cell.trials, &cell.plain_trials})
+        for (const auto& t : *trials)
+            for (const auto& th : t.threads) overlaps += th.overlaps;
     if (j.has("overlaps") && cell.overlaps != overlaps)
         j["overlaps"].fail(
             fmt::format("{}, but the verification's and the threads' overlaps add "

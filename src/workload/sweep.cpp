@@ -46,16 +46,9 @@ std::vector<TrialStop> run_adaptive(const AdaptiveSchedule& schedule) {
 
 namespace {
 
-// One trial of `plan.cells[i]` into run.cells[i]; false when interrupted.
-bool run_one_trial(const Plan& plan, std::size_t i, unsigned trial, RunControl& control,
-                   const SweepHooks& hooks, RunResult& run, const std::string& of) {
-    const PlannedCell& cell = plan.cells[i];
-    if (hooks.progress)
-        hooks.progress(fmt::format("{} with {}, trial {}{}", cell.lock->name,
-                                   threads_text(cell.threads), trial + 1, of));
-    TrialOutcome outcome = run_trial(*cell.lock, plan.trial_spec(cell, trial), control);
-    if (outcome.interrupted) return false;
-    outcome.result.trial = trial;
+// What every trial adds to its cell besides its figures: the notes of what it could not
+// measure (once per run) and the exclusion failures it saw.
+void keep_outcome_notes(const TrialOutcome& outcome, CellResult& cell, RunResult& run) {
     const auto note_once = [&run](std::string note) {
         if (std::find(run.notes.begin(), run.notes.end(), note) == run.notes.end())
             run.notes.push_back(std::move(note));
@@ -68,14 +61,50 @@ bool run_one_trial(const Plan& plan, std::size_t i, unsigned trial, RunControl& 
         note_once("hypervisor steal is unknown: " + outcome.steal_unknown +
                   "; spread a busy host causes cannot be told from the locks' own here, so "
                   "repeat the run before trusting a difference");
+    cell.overlaps += outcome.overlaps;
+    cell.lost_updates += outcome.lost_updates;
+}
+
+// The plain twin of trial `trial` (RunSpec::perturbation_check): the same spec, no instruments.
+// False when interrupted.
+bool run_plain_trial(const Plan& plan, std::size_t i, unsigned trial, RunControl& control,
+                     const SweepHooks& hooks, RunResult& run, const std::string& of) {
+    const PlannedCell& cell = plan.cells[i];
+    if (hooks.progress)
+        hooks.progress(fmt::format("{} with {}, trial {}{} without instruments", cell.lock->name,
+                                   threads_text(cell.threads), trial + 1, of));
+    RunControl quiet;
+    quiet.interrupted = control.interrupted;
+    TrialOutcome outcome = run_trial(*cell.lock, plan.trial_spec(cell, trial), quiet);
+    if (outcome.interrupted) return false;
+    outcome.result.trial = trial;
+    keep_outcome_notes(outcome, run.cells[i], run);
+    run.cells[i].plain_trials.push_back(std::move(outcome.result));
+    return true;
+}
+
+// One trial of `plan.cells[i]` into run.cells[i] (and its plain twin with the observer-effect
+// check, before it on odd trials and after it on even ones, so neither always runs on a
+// machine the other warmed); false when interrupted.
+bool run_one_trial(const Plan& plan, std::size_t i, unsigned trial, RunControl& control,
+                   const SweepHooks& hooks, RunResult& run, const std::string& of) {
+    const PlannedCell& cell = plan.cells[i];
+    const bool twin = plan.spec.perturbation_check && !control.instruments.empty();
+    if (twin && trial % 2 == 1 && !run_plain_trial(plan, i, trial, control, hooks, run, of))
+        return false;
+    if (hooks.progress)
+        hooks.progress(fmt::format("{} with {}, trial {}{}", cell.lock->name,
+                                   threads_text(cell.threads), trial + 1, of));
+    TrialOutcome outcome = run_trial(*cell.lock, plan.trial_spec(cell, trial), control);
+    if (outcome.interrupted) return false;
+    outcome.result.trial = trial;
+    keep_outcome_notes(outcome, run.cells[i], run);
     run.cells[i].trials.push_back(std::move(outcome.result));
-    run.cells[i].overlaps += outcome.overlaps;
-    run.cells[i].lost_updates += outcome.lost_updates;
     if (!plan.spec.max_time_ns) {  // kept up to date: a StallError leaves the run as it stands
         run.cells[i].complete = run.cells[i].trials.size() == plan.spec.trials;
         run.cells[i].stop = run.cells[i].complete ? TrialStop::planned : TrialStop::interrupted;
     }
-    return true;
+    return !(twin && trial % 2 == 0) || run_plain_trial(plan, i, trial, control, hooks, run, of);
 }
 
 // Every cell's verification trial, before any measured trial (sweep.hpp). Also the warm-up:

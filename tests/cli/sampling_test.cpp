@@ -453,3 +453,65 @@ TEST(CliSampling, UsageErrorsExitTwoWithOneLine) {
 }
 
 }  // namespace
+
+// The observer-effect check: a sampled run pairs every trial with a plain twin and reports
+// instrumented / plain per cell in the table, the JSON, the CSV and `report`;
+// --no-perturbation-check and an unsampled run do not.
+TEST(CliSampling, ObserverEffectIsMeasuredBesideEverySampledCell) {
+    TempDir dir;
+    const auto r =
+        run_lockprof({"--lock", "tas", "--threads", "1", "--duration", "50ms", "--trials", "3",
+                      "--sample", "--annotate-top", "0", "--no-explain", "-o",
+                      (dir / "run.json").string(), "--csv", (dir / "run.csv").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("instr/plain"), std::string::npos) << r.out;
+    // "with sampling", or "with sampling and counters" where the default counters open.
+    const auto note = r.out.find("\ninstr/plain: acquires/s with sampling");
+    EXPECT_NE(note, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("over the same trials run without instruments (interleaved, 3 pairs per "
+                         "cell); 1 cell: 1 ",
+                         note),
+              std::string::npos)
+        << r.out;
+    const auto run = nlohmann::json::parse(read_all(dir / "run.json"));
+    EXPECT_TRUE(run["config"]["perturbation_check"].get<bool>());
+    const auto& cell = run["cells"][0];
+    ASSERT_EQ(cell["plain_trials"].size(), 3u);
+    EXPECT_FALSE(cell["plain_trials"][0]["threads"][0].contains("counters"));
+    const auto& p = cell["summary"]["perturbation"];
+    EXPECT_EQ(p["instruments"].get<std::string>().rfind("sampling", 0), 0u) << p.dump();
+    EXPECT_EQ(p["trials"]["plain"], 3);
+    EXPECT_EQ(p["trials"]["instrumented"], 3);
+    const std::string verdict = p["verdict"];
+    EXPECT_TRUE(verdict == "raised" || verdict == "lowered" || verdict == "equivalent" ||
+                verdict == "inconclusive")
+        << verdict;
+    EXPECT_GT(p["ratio"].get<double>(), 0);
+    const std::string csv = read_all(dir / "run.csv");
+    EXPECT_NE(
+        csv.find(",perturbation_ratio,perturbation_low,perturbation_high,perturbation_verdict"),
+        std::string::npos);
+    EXPECT_NE(csv.find("," + verdict), std::string::npos) << csv;
+    // `report` reads the twins back and judges them as the run did.
+    const auto again = run_lockprof({"report", (dir / "run.json").string()});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_NE(again.out.find("instr/plain"), std::string::npos) << again.out;
+
+    const auto off =
+        run_lockprof({"--lock", "tas", "--threads", "1", "--duration", "20ms", "--trials", "2",
+                      "--sample", "--annotate-top", "0", "--no-explain", "--no-perturbation-check",
+                      "-o", (dir / "off.json").string()});
+    ASSERT_EQ(off.exit_code, 0) << off.err;
+    EXPECT_EQ(off.out.find("instr/plain"), std::string::npos) << off.out;
+    const auto off_run = nlohmann::json::parse(read_all(dir / "off.json"));
+    EXPECT_FALSE(off_run["config"]["perturbation_check"].get<bool>());
+    EXPECT_FALSE(off_run["cells"][0].contains("plain_trials"));
+    const auto plain = run_lockprof({"--lock", "tas", "--threads", "1", "--duration", "20ms",
+                                     "--trials", "2", "-o", (dir / "plain.json").string()});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_FALSE(nlohmann::json::parse(read_all(dir / "plain.json"))["config"]["perturbation_check"]
+                     .get<bool>());
+    const auto help = run_lockprof({"--help"});
+    EXPECT_NE(help.out.find("--no-perturbation-check"), std::string::npos);
+    EXPECT_NE(help.out.find("doubles the measured trials' time"), std::string::npos);
+}

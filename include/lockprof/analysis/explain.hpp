@@ -58,6 +58,9 @@ struct CellEvidence {
     std::string trials_note;
     // The hypervisor's steal over the cell's trials: high steal is spread the host caused.
     StealTally steal;
+    // The observer-effect check: where the instruments raised or lowered the cell's throughput,
+    // the sentence that says so (perturbation_claim, summary.hpp); "" otherwise.
+    std::string perturbation;
 };
 
 struct ExplainThresholds {

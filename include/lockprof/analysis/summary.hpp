@@ -78,6 +78,14 @@ struct CellSummary {
     // The geometric mean of verdict_values: the figure whose ratio `vs first` shows, and the
     // acquires/s the tables print. 0 when a value is 0 or there is none.
     double throughput = 0;
+    // The observer-effect check (RunSpec::perturbation_check): the ratio of this cell's
+    // instrumented acquires/s to its plain twins' (geometric means; base = plain, other =
+    // instrumented), one of a family over every such cell. Its verdict reads through
+    // perturbation_verdict_name: raised (faster), lowered (slower), equivalent, inconclusive.
+    // When present, acquires_per_second, verdict_values and throughput are the plain trials';
+    // every per-acquire figure stays the instrumented trials' (they carry counts and samples).
+    std::optional<Effect> perturbation;
+    std::string instruments;  // what ran in the instrumented trials: "sampling", "counters", ...
     // `--trials auto` cells only (stopped as settled or by the budget): how precisely the
     // cell's own trials pin down its throughput, judged with the run's band, Bonferroni over
     // every cell of the run: what the sweep's stopping rule used.
@@ -109,11 +117,36 @@ std::vector<std::string> verdict_notes(const std::vector<CellSummary>& summaries
 // trials the slowest-to-settle comparison needs, the cells and their trials' length.
 std::string auto_trials_advice(const std::vector<CellSummary>& summaries, unsigned trials_needed);
 
-// A cell's acquires/s per trial, in trial order.
+// Whether the cell's plain twins give its verdicts (the observer-effect check ran and some did).
+bool has_plain_trials(const workload::RunResult& run, const workload::CellResult& cell);
+// What the instrumented trials carried: "sampling", "sampling and counters", "counters".
+std::string instruments_text(const workload::RunResult& run);
+// The observer effect's verdict in its own words: "raised" (the instruments raised throughput,
+// Verdict::faster), "lowered", else verdict_name ("equivalent", "inconclusive", ...).
+const char* perturbation_verdict_name(Verdict verdict);
+// Whether some cell has a perturbation: the tables' instr/plain column.
+bool any_perturbation(const std::vector<CellSummary>& summaries);
+// For the table's instr/plain column: "1.24x raised", "0.99x equivalent", "1.10x, too few
+// trials (2 per side)".
+std::string perturbation_text(const Effect& effect);
+// A cell whose instruments raised or lowered its throughput, in one sentence with the size and
+// its interval ("sampling raised tas's throughput by 24% [15%, 33%] at 2 threads: ..."); ""
+// otherwise.
+std::string perturbation_claim(const CellSummary& summary);
+// The lines under the table: what instr/plain is and how the cells came out, then each raised
+// or lowered cell's claim (and with Detail::full the method and the inconclusive cells). Empty
+// without the check.
+std::vector<std::string> perturbation_notes(const std::vector<CellSummary>& summaries,
+                                            Detail detail = Detail::full);
+
+// A cell's acquires/s per trial, in trial order (its measured trials, or the trials given).
 std::vector<double> trial_throughputs(const workload::CellResult& cell);
+std::vector<double> trial_throughputs(const std::vector<workload::TrialResult>& trials);
 // `--processes`: the geometric mean of each process's trials, in process order (processes
 // without a trial left out).
 std::vector<double> process_throughputs(const workload::CellResult& cell, unsigned processes);
+std::vector<double> process_throughputs(const std::vector<workload::TrialResult>& trials,
+                                        unsigned processes);
 // What the verdicts resampled, for the notes: "resampled over 3 processes (...)", "resampled
 // over trials within one process", or for 2 processes the trials of both together.
 std::string resampling_text(unsigned processes);

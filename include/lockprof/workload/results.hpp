@@ -160,6 +160,11 @@ struct CellResult {
     arch::Delay delay = arch::Delay::none;
     unsigned threads = 0;
     std::vector<TrialResult> trials;
+    // RunSpec::perturbation_check: the same cell's trials without instruments, trial i beside
+    // trials[i] (alternately before and after it), numbered as they are. They give the
+    // throughput verdicts (analysis/summary.hpp) and the observer effect, instrumented / plain;
+    // their threads carry no counters or samples. Empty without the check.
+    std::vector<TrialResult> plain_trials;
     bool complete = true;  // false when interrupted before all trials ran
     TrialStop stop = TrialStop::planned;
     // Over the verification and every measured trial, non-zero means the lock did not exclude:

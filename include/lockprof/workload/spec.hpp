@@ -108,6 +108,10 @@ struct RunSpec {
     std::uint64_t seed = 1;
     bool latency = false;
     std::uint64_t watchdog_ns = 10'000'000'000;  // no progress for this long ends the run
+    // The observer-effect check (`--sample` or `--event` without --no-perturbation-check): every
+    // measured trial that runs with instruments is paired with one of the same cell without any,
+    // in alternating order (workload/sweep.hpp), into CellResult::plain_trials.
+    bool perturbation_check = false;
 };
 
 // Calibration of the machine, measured once at start-up on the main thread. The busy work of

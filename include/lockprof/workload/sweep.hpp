@@ -5,6 +5,11 @@
 // (LoopKernel::verify_loop) and no instruments; it finds a lock that lets two holders in, fills
 // CellResult::verification, and warms the cell up. The measured trials then run the loop
 // without the check, as the lock's users would (workload/loop.hpp).
+//
+// The observer-effect check (RunSpec::perturbation_check, with instruments in the RunControl):
+// each measured trial gets a plain twin, the same trial spec (placement, seed, length) run
+// without instruments in the same process, before it on odd trials and after it on even ones,
+// into CellResult::plain_trials. The twins double the measured trials' time.
 #pragma once
 
 #include <cstdint>

@@ -535,5 +535,23 @@ TEST(Explain, ReaderWriterRuleNeedsBothKindsMeasuredAndApart) {
     EXPECT_FALSE(has_rule(explain({tas, unmeasured})[0], "reader_writer"));
 }
 
+// Where the observer-effect check found the instruments changed a cell's throughput, the pair's
+// explanation says so, in brief too: its samples describe another run than the verdict's.
+TEST(Explain, AnInstrumentThatChangedThroughputIsSaidInThePairsEvidence) {
+    auto tas = arm_tas();
+    auto cas = arm_cas();
+    cas.perturbation = "sampling raised cas@llsc's throughput by 24% [15%, 33%] at 512 threads";
+    const auto d = explain({tas, cas})[0];
+    const auto effect = std::find_if(d.findings.begin(), d.findings.end(),
+                                     [](const Finding& f) { return f.rule == "observer_effect"; });
+    ASSERT_NE(effect, d.findings.end()) << all_text(d);
+    EXPECT_EQ(effect->text, cas.perturbation);
+    EXPECT_FALSE(effect->explains);
+    EXPECT_NE(render_explanation({d}, Detail::brief).find(cas.perturbation), std::string::npos)
+        << render_explanation({d}, Detail::brief);
+    cas.perturbation.clear();
+    EXPECT_EQ(all_text(explain({tas, cas})[0]).find("raised"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace lockprof::analysis

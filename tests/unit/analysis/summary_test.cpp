@@ -117,3 +117,49 @@ TEST(Summary, UnfairnessShowsInFairnessIndices) {
     EXPECT_NEAR(s[0].min_max.median, 100.0 / 900, 1e-12);
     EXPECT_GT(s[0].cv.median, 0.7);
 }
+
+// The observer-effect check, from trials built by construction: the plain twins give the
+// throughput and `vs first`; instrumented / plain is judged per cell (raised, lowered,
+// equivalent), one family over the cells checked, and said under the table.
+TEST(Summary, PerturbationComparesInstrumentedWithPlainTrialsAndPlainTrialsGiveTheVerdicts) {
+    workload::RunResult run;
+    run.spec.perturbation_check = true;
+    run.sampling.emplace();
+    // tas: sampling raised it by 25% (plain 1000, sampled 1250); cas: left as it was.
+    auto tas = cell("tas", 2, {1250, 1260, 1240});
+    tas.plain_trials = cell("tas", 2, {1000, 1010, 990}).trials;
+    auto cas = cell("cas", 2, {2000, 2002, 1998});
+    cas.plain_trials = cell("cas", 2, {2001, 1999, 2000}).trials;
+    run.cells = {tas, cas};
+    const auto s = analysis::summarize(run);
+    ASSERT_TRUE(s[0].perturbation && s[1].perturbation);
+    EXPECT_NEAR(s[0].perturbation->ratio, 1.25, 0.001);
+    EXPECT_EQ(s[0].perturbation->verdict, analysis::Verdict::faster);
+    EXPECT_STREQ(analysis::perturbation_verdict_name(s[0].perturbation->verdict), "raised");
+    EXPECT_EQ(s[0].perturbation->family, 2u);
+    EXPECT_EQ(s[1].perturbation->verdict, analysis::Verdict::equivalent);
+    EXPECT_EQ(s[0].instruments, "sampling");
+    // The table's acquires/s and `vs first` are the plain trials': cas is 2x tas, not 1.6x.
+    EXPECT_NEAR(s[0].throughput, 1000, 1);
+    EXPECT_NEAR(s[0].acquires_per_second.median, 1000, 1e-9);
+    EXPECT_NEAR(s[1].comparison->effect.ratio, 2.0, 0.01);
+    EXPECT_EQ(analysis::perturbation_text(*s[0].perturbation), "1.25x raised");
+    EXPECT_EQ(analysis::perturbation_text(*s[1].perturbation), "1.00x equivalent");
+    const std::string claim = analysis::perturbation_claim(s[0]);
+    EXPECT_EQ(claim.rfind("sampling raised tas's throughput by 25% [", 0), 0u) << claim;
+    EXPECT_NE(claim.find("at 2 threads: the sampled trials' figures"), std::string::npos) << claim;
+    EXPECT_EQ(analysis::perturbation_claim(s[1]), "");
+    const auto notes = analysis::perturbation_notes(s, analysis::Detail::brief);
+    ASSERT_EQ(notes.size(), 2u);
+    EXPECT_EQ(notes[0],
+              "instr/plain: acquires/s with sampling over the same trials run without "
+              "instruments (interleaved, 3 pairs per cell); 2 cells: 1 equivalent, 1 raised; "
+              "acquires/s and vs first are the plain trials'");
+    EXPECT_EQ(notes[1], claim);
+    // Without the check the same trials are judged as before.
+    run.spec.perturbation_check = false;
+    const auto unchecked = analysis::summarize(run);
+    EXPECT_FALSE(unchecked[0].perturbation);
+    EXPECT_NEAR(unchecked[0].throughput, 1250, 10);
+    EXPECT_TRUE(analysis::perturbation_notes(unchecked).empty());
+}

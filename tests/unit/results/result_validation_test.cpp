@@ -74,6 +74,31 @@ TEST(ResultValidation, AValidDocumentIsAccepted) {
     const auto back = results::result_from_json(valid_doc());
     ASSERT_EQ(back.cells.size(), 1u);
     EXPECT_EQ(back.cells[0].trials[1].threads[1].acquires, 1001u);
+    EXPECT_FALSE(back.spec.perturbation_check);
+    EXPECT_TRUE(back.cells[0].plain_trials.empty());
+}
+
+// The observer-effect check's twins are written and read back, and judged again the same way.
+TEST(ResultValidation, PlainTrialsRoundTripWithTheirPerturbation) {
+    auto run = valid_run();
+    run.spec.perturbation_check = true;
+    auto& cell = run.cells[0];
+    cell.plain_trials = cell.trials;
+    for (auto& t : cell.plain_trials)
+        for (auto& th : t.threads) th.acquires *= 2;  // the instruments halved throughput
+    const auto summaries = analysis::summarize(run);
+    ASSERT_TRUE(summaries[0].perturbation);
+    EXPECT_NEAR(summaries[0].perturbation->ratio, 0.5, 0.01);
+    const auto doc = report::to_json(run, summaries);
+    EXPECT_EQ(refusal(doc), "");
+    const auto back = results::result_from_json(doc);
+    EXPECT_TRUE(back.spec.perturbation_check);
+    ASSERT_EQ(back.cells[0].plain_trials.size(), 2u);
+    EXPECT_EQ(back.cells[0].plain_trials[1].threads[1].acquires, 2002u);
+    const auto again = analysis::summarize(back);
+    ASSERT_TRUE(again[0].perturbation);
+    EXPECT_EQ(again[0].perturbation->ratio, summaries[0].perturbation->ratio);
+    EXPECT_EQ(doc["cells"][0]["summary"]["perturbation"]["verdict"], "too few trials");
 }
 
 struct Damage {
@@ -187,6 +212,20 @@ const std::vector<Damage> kDamages = {
      "cells[0].summary.acquires.trials[1]: 7 acquires, but the trial's threads add up to 2001"},
     {"summary trial count", [](json& d) { d["cells"][0]["summary"]["trials"] = 5; },
      "cells[0].summary.trials: 5 trials, but the cell holds 2"},
+    // The observer-effect check's plain twins.
+    {"plain trials without the check", [](json& d) {
+         d["cells"][0]["plain_trials"] = d["cells"][0]["trials"]; },
+     "cells[0].plain_trials: is present, but config.perturbation_check is not set"},
+    {"a plain trial twice", [](json& d) {
+         d["config"]["perturbation_check"] = true;
+         d["cells"][0]["plain_trials"] = d["cells"][0]["trials"];
+         d["cells"][0]["plain_trials"][1]["trial"] = 0; },
+     "cells[0].plain_trials[1].trial: 0 is repeated (plain trials are 0 to 1, each once)"},
+    {"a damaged plain trial", [](json& d) {
+         d["config"]["perturbation_check"] = true;
+         d["cells"][0]["plain_trials"] = d["cells"][0]["trials"];
+         d["cells"][0]["plain_trials"][0]["wall_ns"] = 0; },
+     "cells[0].plain_trials[0].wall_ns: is 0, and must be positive"},
 };
 // clang-format on
 

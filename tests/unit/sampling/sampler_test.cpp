@@ -16,16 +16,12 @@
 #include "lockprof/arch/context.hpp"
 #include "lockprof/common/error.hpp"
 #include "lockprof/symbols/resolver.hpp"
+#include "support/thread_cpu.hpp"
 
 namespace lockprof::sampling {
 namespace {
 
-std::uint64_t thread_cpu_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000ull +
-           static_cast<std::uint64_t>(ts.tv_nsec);
-}
+using test::thread_cpu_ns;
 
 std::atomic<std::uint64_t> g_sink{0};
 
