@@ -497,8 +497,7 @@ std::string perturbation_claim(const CellSummary& s) {
                                               : "instrumented",
         raised ? "faster, less contended" : "slower",
         raised ? " (interrupts can break a convoy of waiters)"
-               : " (the instruments took time from "
-                 "the loop)");
+               : " (the instruments took time from the loop)");
 }
 
 std::vector<std::string> perturbation_notes(const std::vector<CellSummary>& summaries,
