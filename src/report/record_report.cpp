@@ -168,7 +168,15 @@ std::string instruments_sentence(const record::InstrumentCalibration& c,
                                     s.samples, duration_text(*s.sampling_ns)));
     for (const auto& p : c.problems) parts.push_back("not calibrated: " + p);
     std::string out = fmt::format("{}", fmt::join(parts, "; "));
-    if (s.share)
+    // The instruments run on the targets' own CPU time, so their real cost cannot exceed it; an
+    // estimate that does says a hit cost less here than when calibrated.
+    if (s.share && *s.share > 1)
+        out += fmt::format(
+            ": more than the targets' {} of CPU time ({}), which their real cost cannot be: a "
+            "hit cost less here than in the calibration, and the instruments took most of that "
+            "time",
+            duration_text(*s.target_cpu_ns), s.target_cpu_source);
+    else if (s.share)
         out += fmt::format(": about {:.1f}% of the targets' {} of CPU time ({})", *s.share * 100,
                            duration_text(*s.target_cpu_ns), s.target_cpu_source);
     else if (s.probes_ns || s.sampling_ns)
@@ -188,10 +196,11 @@ std::string instruments_warning(const record::InstrumentCalibration& c,
     if (s.sampling_ns && *s.sampling_ns / target > record::kInstrumentShareNote / 2)
         lower.push_back(fmt::format("sample less often (--sample-freq; each sample costs {})",
                                     duration_text(c.sample->ns)));
-    return fmt::format(
-        "the instruments took about {:.1f}% of the targets' CPU time, so the program ran "
-        "slower than without them{}{}",
-        *s.share * 100, lower.empty() ? "" : ": ", fmt::join(lower, ", or "));
+    const std::string took =
+        *s.share > 1 ? std::string("most of the targets' CPU time (the estimate exceeds it)")
+                     : fmt::format("about {:.1f}% of the targets' CPU time", *s.share * 100);
+    return fmt::format("the instruments took {}, so the program ran slower than without them{}{}",
+                       took, lower.empty() ? "" : ": ", fmt::join(lower, ", or "));
 }
 
 std::string render_record(const record::RecordResult& r, const record::RecordAnalysis& p,

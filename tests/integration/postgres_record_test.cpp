@@ -455,6 +455,29 @@ TEST(PostgresRecord, DriveSpinlocksEntersSLockAtXLogGetLastRemovedSegno) {
     const std::string text = read_all(out / "2.txt");
     EXPECT_NE(text.find("XLogGetLastRemovedSegno"), std::string::npos) << text;
 
+    // What the probes cost the backends, from the calibration record made before attaching:
+    // calibrated cost x probe hits over the targets' CPU time (docs/record.md).
+    EXPECT_NE(text.find("\nInstruments (their cost calibrated here before attaching): spin "
+                        "probes "),
+              std::string::npos)
+        << text;
+    const json& cost = doc["instrument_cost"];
+    ASSERT_TRUE(cost.is_object()) << doc.dump(1).substr(0, 2000);
+    ASSERT_TRUE(cost["calibration"]["probe_call"].is_object()) << cost.dump(1);
+    const double probe_ns = cost["calibration"]["probe_call"]["ns"].get<double>();
+    EXPECT_GT(probe_ns, 0) << cost.dump(1);
+    EXPECT_GE(cost["probe_calls"].get<std::uint64_t>(), entries) << cost.dump(1);
+    EXPECT_NEAR(cost["probes_ns"].get<double>(),
+                probe_ns * cost["probe_calls"].get<double>(), 1e-6 * probe_ns * entries + 1);
+    const double sampling_ns =
+        cost["sampling_ns"].is_number() ? cost["sampling_ns"].get<double>() : 0.0;
+    EXPECT_NEAR(cost["share"].get<double>(),
+                (cost["probes_ns"].get<double>() + sampling_ns) /
+                    cost["target_cpu_ns"].get<double>(),
+                1e-9)
+        << cost.dump(1);
+    EXPECT_GT(cost["share"].get<double>(), 0) << cost.dump(1);
+
     // --call-graph dwarf: Debian's postgres is stripped but keeps .eh_frame; the sampled
     // entries' stacks reach from s_lock's caller up through the extension's drive_spinlocks
     // (and beyond, into the executor and PostgresMain).
