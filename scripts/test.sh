@@ -25,16 +25,11 @@ stage_name=""
 stage_start=$SECONDS
 stage_cpu=0
 times_file=$(mktemp)
-children_cpu=0
 beside_cpu=0  # the aarch64 stages', which ran outside this shell's children (below)
-count_children_cpu() {  # sets children_cpu: user + system seconds of the children this shell
-  # waited for, from bash's `times` (run here: in a $(...) subshell the children are not these)
-  times >"$times_file"
-  children_cpu=$(awk 'END { n = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
-                            printf "%d\n", n }' "$times_file")
-}
+# shellcheck source=lib/children-cpu.sh
+source "$root/scripts/lib/children-cpu.sh"
 stage() {
-  count_children_cpu
+  count_children_cpu "$times_file"
   if [[ -n $stage_name ]]; then
     stage_times+=("$stage_name|$((SECONDS - stage_start))|$((children_cpu - stage_cpu))")
   fi

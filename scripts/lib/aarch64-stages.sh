@@ -10,20 +10,15 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 times_out="$1"
 cpu_file=$(mktemp)
 trap 'rm -f "$cpu_file"' EXIT
-cpu=0
-count_cpu() {  # sets cpu: user + system seconds of the children this shell waited for (bash
-  # `times`, run here: in a $(...) subshell the children are not these)
-  times >"$cpu_file"
-  cpu=$(awk 'END { n = 0; for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
-                   printf "%d\n", n }' "$cpu_file")
-}
+# shellcheck source=children-cpu.sh
+source "$root/scripts/lib/children-cpu.sh"
 run_stage() {  # run_stage NAME SCRIPT
   local name=$1 script=$2 start=$SECONDS before rc=0
-  count_cpu
-  before=$cpu
+  count_children_cpu "$cpu_file"
+  before=$children_cpu
   "$script" || rc=$?
-  count_cpu
-  echo "$name|$((SECONDS - start))|$((cpu - before))" >>"$times_out"
+  count_children_cpu "$cpu_file"
+  echo "$name|$((SECONDS - start))|$((children_cpu - before))" >>"$times_out"
   return $rc
 }
 run_stage aarch64 "$root/scripts/test-aarch64.sh" || exit $?

@@ -537,6 +537,13 @@ std::vector<std::string> perturbation_notes(const std::vector<CellSummary>& summ
 }
 
 std::vector<CellSummary> summarize(const workload::RunResult& run, const VerdictOptions& options) {
+    // The observer effect: each cell's instrumented acquires/s against its plain twins', one
+    // family over the cells that have both (Bonferroni), judged against the same band.
+    const auto perturbed = static_cast<std::size_t>(
+        std::count_if(run.cells.begin(), run.cells.end(), [&](const workload::CellResult& c) {
+            return has_plain_trials(run, c) && !c.trials.empty();
+        }));
+    const std::string instruments = perturbed > 0 ? instruments_text(run) : "";
     std::vector<CellSummary> out;
     for (const auto& cell : run.cells) {
         CellSummary s;
@@ -590,8 +597,15 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
         // The observer-effect check: the throughput a user reads (acquires/s, its spread, vs
         // first) is the plain trials'; the per-acquire figures stay the instrumented trials',
         // which carry the counts and samples they are read beside.
-        if (has_plain_trials(run, cell))
+        if (has_plain_trials(run, cell)) {
+            const std::vector<double> instrumented = std::move(s.acquires_per_second.values);
             s.acquires_per_second = analysis::summarize(trial_throughputs(cell.plain_trials));
+            if (s.trials > 0) {
+                s.perturbation =
+                    compare_trials(s.acquires_per_second.values, instrumented, options, perturbed);
+                s.instruments = instruments;
+            }
+        }
         out.push_back(std::move(s));
     }
     // Compare each cell with the first lock at the same thread count; all comparisons of the
@@ -615,17 +629,6 @@ std::vector<CellSummary> summarize(const workload::RunResult& run, const Verdict
     for (auto& s : out) {
         s.verdict_values = values_of(s);
         s.throughput = geometric_mean(s.verdict_values);
-    }
-    // The observer effect: each cell's instrumented acquires/s against its plain twins', one
-    // family over the cells that have both (Bonferroni), judged against the same band.
-    std::size_t perturbed = 0;
-    for (const auto& s : out) perturbed += has_plain_trials(run, *s.cell) && s.trials > 0;
-    const std::string instruments = instruments_text(run);
-    for (auto& s : out) {
-        if (!has_plain_trials(run, *s.cell) || s.trials == 0) continue;
-        s.perturbation = compare_trials(trial_throughputs(s.cell->plain_trials),
-                                        trial_throughputs(s.cell->trials), options, perturbed);
-        s.instruments = instruments;
     }
     for (auto& s : out) {
         if (!s.comparison) continue;

@@ -260,8 +260,7 @@ json summary_json(const analysis::CellSummary& s) {
             {"processes", s.comparison->processes},
             {"throughput_ratio", e.ratio},
             {"verdict", analysis::verdict_name(e.verdict)},
-            {"interval",
-             e.interval ? json{{"low", e.interval->low}, {"high", e.interval->high}} : json()},
+            {"interval", effect_interval_json(e)},
             {"level", e.level},
             {"family", e.family},
             {"equivalence", e.equivalence}};

@@ -467,14 +467,13 @@ TEST(PostgresRecord, DriveSpinlocksEntersSLockAtXLogGetLastRemovedSegno) {
     const double probe_ns = cost["calibration"]["probe_call"]["ns"].get<double>();
     EXPECT_GT(probe_ns, 0) << cost.dump(1);
     EXPECT_GE(cost["probe_calls"].get<std::uint64_t>(), entries) << cost.dump(1);
-    EXPECT_NEAR(cost["probes_ns"].get<double>(),
-                probe_ns * cost["probe_calls"].get<double>(), 1e-6 * probe_ns * entries + 1);
+    EXPECT_NEAR(cost["probes_ns"].get<double>(), probe_ns * cost["probe_calls"].get<double>(),
+                1e-6 * probe_ns * entries + 1);
     const double sampling_ns =
         cost["sampling_ns"].is_number() ? cost["sampling_ns"].get<double>() : 0.0;
-    EXPECT_NEAR(cost["share"].get<double>(),
-                (cost["probes_ns"].get<double>() + sampling_ns) /
-                    cost["target_cpu_ns"].get<double>(),
-                1e-9)
+    EXPECT_NEAR(
+        cost["share"].get<double>(),
+        (cost["probes_ns"].get<double>() + sampling_ns) / cost["target_cpu_ns"].get<double>(), 1e-9)
         << cost.dump(1);
     EXPECT_GT(cost["share"].get<double>(), 0) << cost.dump(1);
 
