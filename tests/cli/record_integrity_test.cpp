@@ -14,10 +14,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -81,6 +83,17 @@ long spin_entries(const std::filesystem::path& recording) {
     if (doc.is_discarded() || !doc.contains("spin_calls")) return -1;
     const json& functions = doc["spin_calls"]["functions"];
     return functions.size() == 1 ? functions[0].value("kernel_entries", -1L) : -1;
+}
+
+// The probe records the kernel said were lost to full ring buffers (a note of record's), or 0.
+long records_lost(const json& spin) {
+    static const std::regex said("spin: ([0-9]+) probe records were lost");
+    for (const auto& note : spin["notes"]) {
+        std::smatch m;
+        const std::string text = note.get<std::string>();
+        if (std::regex_search(text, m, said)) return std::stol(m[1]);
+    }
+    return 0;
 }
 
 class CliRecordIntegrity : public ::testing::TestWithParam<std::tuple<Target, std::size_t>> {};
@@ -155,10 +168,26 @@ TEST_P(CliRecordIntegrity, TargetsOwnChecksPassAndItsExitStatusIsKept) {
     const json& spin = doc["spin_calls"];
     ASSERT_EQ(spin["functions"].size(), 1u) << spin.dump(1);
     const auto kernel_entries = spin["functions"][0]["kernel_entries"].get<long>();
-    // Every record the kernel counted was kept (no buffer filled), and, for a command, its
-    // threads, its forked child and its exec'd child all inherited the probes: every call is
-    // counted (UprobeSampler's keep_probes_in_every_process() says why that needs care).
-    EXPECT_EQ(spin["entries"].get<long>(), kernel_entries) << spin.dump(1);
+    // For a command, its threads, its forked child and its exec'd child all inherited the
+    // probes: the kernel counts every call (UprobeSampler's keep_probes_in_every_process() says
+    // why that needs care). Every record the kernel counted was kept, or the ones missing were
+    // lost to full buffers and said so: the kernel's own count of lost records covers them.
+    // (ASan, DWARF stack copies and a host busy with the aarch64 stages once lost 259 of
+    // 5520 entry records: the drains fell behind.)
+    const auto entries = spin["entries"].get<long>();
+    EXPECT_LE(entries, kernel_entries) << spin.dump(1);
+    if (entries < kernel_entries) {
+        const std::string notes = spin["notes"].dump();
+        EXPECT_NE(notes.find(fmt::format("the kernel counted {} entries, {} were recorded ({} lost "
+                                         "to full buffers",
+                                         kernel_entries, entries, kernel_entries - entries)),
+                  std::string::npos)
+            << "records were missing without a word: " << spin.dump(1);
+        // A running target's call can also be in flight when the probes stop: one per task.
+        const long in_flight = target == Target::command ? 0 : 3 * (kThreads + 1);
+        EXPECT_GE(records_lost(spin) + in_flight, kernel_entries - entries)
+            << "more entries missing than the kernel says were lost: " << spin.dump(1);
+    }
     if (target == Target::command) {
         EXPECT_EQ(kernel_entries, kRounds * kSlowCallsPerRound) << spin.dump(1);
     } else {

@@ -59,7 +59,8 @@ struct Outcome {
 // has acquired `least` times between them, or at 20 deadlines whatever they got: on a loaded
 // machine or under qemu-user a FIFO lock can keep its queue full for a whole deadline (osq on
 // qemu's cortex-a72 once let no try_lock in for 500 ms against 27200 lock() acquires), and the
-// test is of exclusion, not of how soon a try_lock gets in.
+// test is of exclusion, not of how soon a try_lock gets in. Past the deadline, lock() threads
+// sleep between acquires while the try_locks are behind (below).
 template <typename LockT>
 Outcome contend(const std::vector<Mode>& modes, std::chrono::milliseconds duration,
                 unsigned parallel_work, std::uint64_t least) {
@@ -84,10 +85,12 @@ Outcome contend(const std::vector<Mode>& modes, std::chrono::milliseconds durati
             auto& mine = modes[t] == Mode::lock ? acquires : try_acquires;
             ready.fetch_add(1);
             while (!started.load()) std::this_thread::yield();
+            bool late = false;  // past the deadline
             for (std::uint64_t i = 0;; ++i) {
                 if (i % 64 == 0) {
                     const auto now = std::chrono::steady_clock::now();
                     if (now > last_chance || (now > deadline && enough())) break;
+                    late = now > deadline;
                 }
                 if (modes[t] == Mode::lock) {
                     lock->lock(context);
@@ -101,6 +104,14 @@ Outcome contend(const std::vector<Mode>& modes, std::chrono::milliseconds durati
                 // try_lock can succeed between them (FIFO locks would otherwise starve it).
                 for (unsigned w = 0; w < parallel_work; ++w)
                     lockprof::arch::spin_delay<lockprof::arch::default_delay()>();
+                // Past the deadline with the try_locks behind, lock() threads also sleep outside
+                // the lock, so that all of them are out at once now and then. qspinlock under
+                // qemu-user on a busy host once let no try_lock in for 10 s against 20352
+                // lock() acquires: one lock() thread held the word, the other set pending or
+                // queued, and the word was never 0 when a try_lock looked.
+                if (late && modes[t] == Mode::lock && tries &&
+                    try_acquires.load(std::memory_order_relaxed) < least)
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
             }
         });
     while (ready.load() < threads) std::this_thread::yield();

@@ -136,12 +136,17 @@ TEST(SpinAnalysis, LostRecordsAreSaid) {
     rec.kernel_entries = {5};
     rec.hits = {entry(1, 10, 1, 0, ""), ret(1, 20)};
     rec.hits[0].file.clear();
+    rec.lost = 8;  // the kernel's PERF_RECORD_LOST counts, entries and returns together
     const auto p = analyse_spin(rec, nullptr);
     ASSERT_EQ(p.sites.size(), 1u);
     EXPECT_EQ(p.sites[0].site, "[unknown caller]");
-    ASSERT_EQ(p.notes.size(), 1u);
-    EXPECT_NE(p.notes[0].find("the kernel counted 5 entries, 1 were recorded"), std::string::npos)
+    // Both figures, in the words tests of whole recordings read (CliRecordIntegrity).
+    ASSERT_EQ(p.notes.size(), 2u) << fmt::format("{}", p.notes);
+    EXPECT_NE(p.notes[0].find("the kernel counted 5 entries, 1 were recorded (4 lost to full "
+                              "buffers"),
+              std::string::npos)
         << p.notes[0];
+    EXPECT_NE(p.notes[1].find("spin: 8 probe records were lost"), std::string::npos) << p.notes[1];
 }
 
 // s_lock's result is its sleeps (perform_spin_delay's pg_usleep calls): summed per site and
