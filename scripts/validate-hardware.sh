@@ -50,7 +50,7 @@ script_dir="$(cd "$(dirname "$0")" && pwd)"
 usage() {
     cat <<'EOF'
 Usage: scripts/validate-hardware.sh [options]
-       scripts/validate-hardware.sh --check DIR
+       scripts/validate-hardware.sh --check DIR [DIR...]
 
 Validates lockprof on this machine and checks the mechanism of the 2020 PostgreSQL thread on
 ARM spinlocks, then writes everything into one folder and one DIR.tar.gz to attach to a post.
@@ -90,8 +90,11 @@ Options:
                    and the CPU count itself). 1 is always added: the sanity gate needs it
   --trials N       trials per cell (default 3); figures are medians with their spread
   --duration D     sweep trial length, e.g. 1s or 200ms (default 500ms; 50ms with --quick)
-  --check DIR      recompute the gate and the verdicts from DIR/sweep.csv (and DIR/machine.txt,
-                   DIR/sweep.log when present) of an earlier run; runs nothing, writes nothing
+  --check DIR...   recompute the gate and the verdicts from DIR/sweep.csv (and DIR/machine.txt,
+                   DIR/sweep.log when present) of an earlier run; runs nothing, writes nothing.
+                   DIR may be the run's DIR.tar.gz (extracted into a temporary folder). With
+                   several: one table of the gate and checks a, b, c, a row per host (machine.txt's
+                   host, else the folder's name), then each host's lines prefixed by its name
   -h, --help       this help
 
 Permissions: hardware counters need perf_event. As a user, kernel.perf_event_paranoid must
@@ -109,6 +112,7 @@ Examples:
   scripts/validate-hardware.sh                               the real run (a few minutes)
   scripts/validate-hardware.sh --threads 1,2,4,8,16,32,64 --out graviton3
   scripts/validate-hardware.sh --check lockprof-validate-myhost-20260101-120000
+  scripts/validate-hardware.sh --check graviton3.tar.gz kunpeng920  one table, a row per host
 EOF
 }
 
@@ -124,7 +128,7 @@ quick=0
 threads_arg=""
 trials=$DEFAULT_TRIALS
 duration=""
-check_dir=""
+check_args=()
 while [[ $# -gt 0 ]]; do
     case $1 in
     -h | --help)
@@ -132,7 +136,22 @@ while [[ $# -gt 0 ]]; do
         exit 0
         ;;
     --quick) quick=1 ;;
-    --out | --lockprof | --threads | --trials | --duration | --check)
+    --check | --check=*)
+        # --check DIR [DIR...]: the folders (or bundles) up to the next option.
+        if [[ $1 == --check ]]; then
+            [[ $# -ge 2 && -n $2 ]] || usage_error "--check needs a value"
+            shift
+        else
+            set -- "${1#*=}" "${@:2}"
+            [[ -n $1 ]] || usage_error "--check needs a value"
+        fi
+        check_args+=("$1")
+        while [[ $# -ge 2 && -n $2 && $2 != -* ]]; do
+            check_args+=("$2")
+            shift
+        done
+        ;;
+    --out | --lockprof | --threads | --trials | --duration)
         [[ $# -ge 2 && -n $2 ]] || usage_error "$1 needs a value"
         case $1 in
         --out) out=$2 ;;
@@ -140,11 +159,10 @@ while [[ $# -gt 0 ]]; do
         --threads) threads_arg=$2 ;;
         --trials) trials=$2 ;;
         --duration) duration=$2 ;;
-        --check) check_dir=$2 ;;
         esac
         shift
         ;;
-    --out=* | --lockprof=* | --threads=* | --trials=* | --duration=* | --check=*)
+    --out=* | --lockprof=* | --threads=* | --trials=* | --duration=*)
         value=${1#*=}
         [[ -n $value ]] || usage_error "${1%%=*} needs a value"
         case $1 in
@@ -153,7 +171,6 @@ while [[ $# -gt 0 ]]; do
         --threads=*) threads_arg=$value ;;
         --trials=*) trials=$value ;;
         --duration=*) duration=$value ;;
-        --check=*) check_dir=$value ;;
         esac
         ;;
     *) usage_error "unknown argument '$1'" ;;
@@ -477,16 +494,137 @@ verdicts_for() {
         awk "$AWK_LOAD$AWK_VERDICTS" "$csv"
 }
 
-# --- --check DIR: verdicts only ---------------------------------------------------------------
-if [[ -n $check_dir ]]; then
-    check_dir=${check_dir%/}
-    [[ -d $check_dir ]] || usage_error "--check $check_dir: no such folder"
-    [[ -s $check_dir/sweep.csv ]] || usage_error "--check $check_dir: no sweep.csv there (the folder of an earlier run holds one)"
-    head -n 1 "$check_dir/sweep.csv" | grep -q '^lock,.*threads' ||
-        usage_error "--check $check_dir/sweep.csv: not a lockprof CSV (its header starts with lock,...,threads)"
-    echo "$me: verdicts recomputed from $check_dir/sweep.csv"
-    verdicts_for "$check_dir"
-    virt=$(kv "$check_dir/machine.txt" virtualisation)
+# --- --check DIR...: verdicts only ------------------------------------------------------------
+# Each argument is a run's folder, or the DIR.tar.gz it wrote beside it (extracted into a
+# temporary folder, removed on exit). All are checked before anything is printed, so a bad one
+# among several is one usage error, not half a table.
+check_tmp=""
+check_folders=() # the folder holding each one's sweep.csv
+check_csvs=()    # how messages name that sweep.csv
+check_names=()   # the host name when machine.txt has none: the folder's
+resolve_check() {
+    local arg=${1%/} dir rel d found=()
+    if [[ -f $arg && ($arg == *.tar.gz || $arg == *.tgz) ]]; then
+        if [[ -z $check_tmp ]]; then
+            check_tmp=$(mktemp -d "${TMPDIR:-/tmp}/validate-hardware.XXXXXX" 2>/dev/null) || {
+                echo "$me: cannot create a temporary folder to extract $arg into (mktemp -d failed); set TMPDIR to a writable folder" >&2
+                exit 1
+            }
+            trap 'rm -rf "$check_tmp"' EXIT
+        fi
+        dir="$check_tmp/${#check_folders[@]}"
+        { mkdir "$dir" && tar -xzf "$arg" -C "$dir"; } 2>/dev/null ||
+            usage_error "--check $arg: not a readable .tar.gz (tar -xzf failed); pass the DIR.tar.gz a run wrote, or its folder"
+        # A run's bundle holds its folder, DIR/, with sweep.csv in it.
+        for d in "$dir" "$dir"/*/; do
+            d=${d%/}
+            [[ -s $d/sweep.csv ]] && found+=("$d")
+        done
+        [[ ${#found[@]} -ge 1 ]] || usage_error "--check $arg: no sweep.csv in it (a run's DIR.tar.gz holds DIR/sweep.csv)"
+        [[ ${#found[@]} -eq 1 ]] || usage_error "--check $arg: holds ${#found[@]} folders with a sweep.csv; extract it and pass them one by one"
+        dir=${found[0]}
+        rel=${dir#"$check_tmp/${#check_folders[@]}"}
+        rel=${rel#/}
+        check_csvs+=("${rel:+$rel/}sweep.csv in $arg")
+        if [[ -n $rel ]]; then check_names+=("$rel"); else check_names+=("$(basename "${arg%.t*gz}")"); fi
+    else
+        [[ -d $arg ]] || usage_error "--check $arg: no such folder"
+        [[ -s $arg/sweep.csv ]] || usage_error "--check $arg: no sweep.csv there (the folder of an earlier run holds one)"
+        dir=$arg
+        check_csvs+=("$arg/sweep.csv")
+        check_names+=("$(basename "$(cd "$arg" && pwd)")")
+    fi
+    head -n 1 "$dir/sweep.csv" | grep -q '^lock,.*threads' ||
+        usage_error "--check ${check_csvs[${#check_csvs[@]} - 1]}: not a lockprof CSV (its header starts with lock,...,threads)"
+    check_folders+=("$dir")
+}
+
+# The verdict word(s) of line NAME ("gate", "check a") in the lines $2: passed, failed, not
+# applicable; confirmed, refuted, not measurable here.
+verdict_word() {
+    printf '%s\n' "$2" | sed -n "s/^$1: //p" | sed 's/ -- .*//; s/ (.*//' | head -n 1
+}
+
+# The CPU of folder $1 for the table: its model (machine.txt's cpu, else doctor.txt's cpu line,
+# else the architecture), its CPU count and, where machine.txt says, whether it has LSE.
+cpu_cell() {
+    local model cpus lse
+    model=$(kv "$1/machine.txt" cpu)
+    [[ -n $model ]] || model=$(sed -n 's/^cpu  *//p' "$1/doctor.txt" 2>/dev/null | head -n 1)
+    model=${model% \(*} # doctor's "MODEL (ARCH, N logical CPUs)"
+    [[ -n $model ]] || model=$(kv "$1/machine.txt" arch)
+    [[ -n $model ]] || model=unknown
+    cpus=$(kv "$1/machine.txt" cpus)
+    lse=$(kv "$1/machine.txt" lse)
+    printf '%s' "$model"
+    [[ -n $cpus ]] && printf ', %s CPU%s' "$cpus" "$([[ $cpus == 1 ]] || echo s)"
+    [[ $lse == yes || $lse == no ]] && printf ', LSE %s' "$lse"
+    echo
+}
+
+# Several runs: one table, a row per host, then each host's lines as one run prints them.
+check_several() {
+    local n=${#check_folders[@]} i j nth same host csvs="" virt line
+    local hosts=() labels=() verdicts=()
+    for ((i = 0; i < n; i++)); do
+        host=$(kv "${check_folders[i]}/machine.txt" host)
+        [[ -n $host ]] || host=${check_names[i]}
+        hosts+=("${host//|//}")
+        csvs="$csvs${csvs:+, }${check_csvs[i]}"
+        verdicts+=("$(verdicts_for "${check_folders[i]}")")
+    done
+    # The same host more than once (two runs on one machine): #1, #2 in the order given.
+    for ((i = 0; i < n; i++)); do
+        nth=0
+        same=0
+        for ((j = 0; j < n; j++)); do
+            [[ ${hosts[j]} == "${hosts[i]}" ]] || continue
+            same=$((same + 1))
+            [[ $j -le $i ]] && nth=$((nth + 1))
+        done
+        if [[ $same -gt 1 ]]; then labels+=("${hosts[i]}#$nth"); else labels+=("${hosts[i]}"); fi
+    done
+    echo "$me: verdicts recomputed from $n runs: $csvs"
+    echo
+    {
+        printf 'host\tcpu\tgate\tcheck a\tcheck b\tcheck c\n'
+        for ((i = 0; i < n; i++)); do
+            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${labels[i]}" "$(cpu_cell "${check_folders[i]}" | tr '|' '/')" \
+                "$(verdict_word gate "${verdicts[i]}")" "$(verdict_word 'check a' "${verdicts[i]}")" \
+                "$(verdict_word 'check b' "${verdicts[i]}")" "$(verdict_word 'check c' "${verdicts[i]}")"
+        done
+    } | awk -F '\t' '
+        { for (i = 1; i <= NF; i++) { cell[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } nf = NF }
+        END {
+            for (r = 1; r <= NR; r++) {
+                row = "|"
+                for (i = 1; i <= nf; i++) row = row " " sprintf("%-" w[i] "s", cell[r, i]) " |"
+                print row
+                if (r > 1) continue
+                row = "|"
+                for (i = 1; i <= nf; i++) { d = ""; for (k = 0; k < w[i] + 2; k++) d = d "-"; row = row d "|" }
+                print row
+            }
+        }'
+    for ((i = 0; i < n; i++)); do
+        echo
+        while IFS= read -r line; do printf '%s: %s\n' "${labels[i]}" "$line"; done <<<"${verdicts[i]}"
+        virt=$(kv "${check_folders[i]}/machine.txt" virtualisation)
+        if [[ -n $virt && $virt != "none detected" ]]; then
+            printf '%s: note: measured under virtualisation or emulation: %s\n' "${labels[i]}" "$virt"
+        fi
+    done
+}
+
+if [[ ${#check_args[@]} -gt 0 ]]; then
+    for arg in "${check_args[@]}"; do resolve_check "$arg"; done
+    if [[ ${#check_folders[@]} -gt 1 ]]; then
+        check_several
+        exit 0
+    fi
+    echo "$me: verdicts recomputed from ${check_csvs[0]}"
+    verdicts_for "${check_folders[0]}"
+    virt=$(kv "${check_folders[0]}/machine.txt" virtualisation)
     [[ -n $virt && $virt != "none detected" ]] && echo "note: measured under virtualisation or emulation: $virt"
     exit 0
 fi
@@ -698,6 +836,7 @@ tmp_files=("$out/.machine.txt.tmp")
     echo "lse_why=$lse_why"
     echo "virtualisation=$virtualisation"
     echo "host=$host"
+    echo "cpu=$doctor_cpu"
     echo "kernel=$(uname -srm)"
     echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "lockprof=$lockprof"

@@ -4,10 +4,12 @@
 #                                              machine, usage errors, a failing step, Ctrl-C
 #   validate_hardware_test.sh check LOCKPROF   --check on the fixture folders in
 #                                              tests/cli/fixtures/validate (verdict logic)
+#   validate_hardware_test.sh several LOCKPROF --check on several folders and bundles at once:
+#                                              the table, a row per host; its usage errors
 # Prints one line per assertion; exits 1 at the end if any failed.
 set -uo pipefail
-mode=${1:?usage: validate_hardware_test.sh quick|check LOCKPROF}
-lockprof=${2:?usage: validate_hardware_test.sh quick|check LOCKPROF}
+mode=${1:?usage: validate_hardware_test.sh quick|check|several LOCKPROF}
+lockprof=${2:?usage: validate_hardware_test.sh quick|check|several LOCKPROF}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 script="$root/scripts/validate-hardware.sh"
 fixtures="$root/tests/cli/fixtures/validate"
@@ -179,11 +181,85 @@ check_tests() {
     check "--check of a non-lockprof CSV exits 2" test "$status" -eq 2
 }
 
+# A table row of the last run ($work/$1.out), its padding squeezed: "| host | cpu | gate | ... |".
+has_row() { # has_row NAME ROW
+    sed 's/  */ /g' "$work/$1.out" | grep -qxF -- "$2"
+}
+
+several_tests() {
+    local fx=$fixtures
+    # A second machine: llsc-hardware's run as a run on a Kunpeng whose kernel does not count
+    # stxr_fail (its column empty), so check b is not measurable there; bundled as a run
+    # bundles it, DIR.tar.gz holding DIR/.
+    mkdir -p "$work/bundles/kunpeng-run" "$work/tmp"
+    cp "$fx/llsc-hardware/sweep.csv" "$work/bundles/kunpeng-run/"
+    { cat "$fx/llsc-hardware/machine.txt"; echo "host=kunpeng"; echo "cpu=Kunpeng-920 (aarch64, 8 logical CPUs)"; } \
+        >"$work/bundles/kunpeng-run/machine.txt"
+    awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "event_stxr_fail_per_acquire") c = i }
+        NR > 1 && c { $c = "" } { print }' "$fx/llsc-hardware/sweep.csv" >"$work/bundles/kunpeng-run/sweep.csv"
+    tar -C "$work/bundles" -czf "$work/kunpeng-run.tar.gz" kunpeng-run
+
+    TMPDIR="$work/tmp" run several --check "$fx/llsc-hardware" "$work/kunpeng-run.tar.gz" "$fx/refuted/"
+    check "--check on three runs exits 0" test "$status" -eq 0
+    check "one header line naming the three" \
+        grep -q "^validate-hardware: verdicts recomputed from 3 runs: .*llsc-hardware/sweep.csv, kunpeng-run/sweep.csv in .*kunpeng-run.tar.gz, .*refuted/sweep.csv" "$work/several.out"
+    check "the table's header" has_row several "| host | cpu | gate | check a | check b | check c |"
+    check "a row for llsc-hardware (the folder's name: its machine.txt has no host)" \
+        has_row several "| llsc-hardware | aarch64, 8 CPUs, LSE yes | passed | confirmed | confirmed | confirmed |"
+    check "a row for kunpeng (machine.txt's host and cpu, from the .tar.gz)" \
+        has_row several "| kunpeng | Kunpeng-920, 8 CPUs, LSE yes | passed | confirmed | not measurable here | confirmed |"
+    check "a row for refuted" has_row several "| refuted | aarch64, 8 CPUs, LSE yes | passed | refuted | refuted | refuted |"
+    check "the rows in the order given" \
+        test "$(grep -o '^| [a-z-]* ' "$work/several.out" | tr -d '| ' | tr '\n' ' ')" = "host llsc-hardware kunpeng refuted "
+    check "each host's lines below the table, prefixed by it" \
+        test "$(grep -c '^\(llsc-hardware\|kunpeng\|refuted\): \(gate\|check [abc]\): ' "$work/several.out")" -eq 12
+    check "the reasons stay readable" \
+        grep -q '^kunpeng: check b: not measurable here (stxr_fail was not counted)$' "$work/several.out"
+    check "the verdict lines are those of one run" \
+        grep -qF "refuted: $(grep '^check a: ' <(bash "$script" --check "$fx/refuted"))" "$work/several.out"
+    check "the extracted bundle is removed" test -z "$(ls -A "$work/tmp")"
+    TMPDIR="$work/no-such-tmp" run no-tmp --check "$work/kunpeng-run.tar.gz"
+    check "... and was extracted under TMPDIR (none there: exit 1, one line)" test "$status" -eq 1
+    check "... saying what to do" one_line_error no-tmp "set TMPDIR to a writable folder"
+
+    # One .tar.gz alone prints as one folder does.
+    run one-bundle --check "$work/kunpeng-run.tar.gz"
+    run one-folder --check "$work/bundles/kunpeng-run"
+    check "one .tar.gz: the lines of its folder" \
+        cmp -s <(grep -v '^validate-hardware:' "$work/one-bundle.out") <(grep -v '^validate-hardware:' "$work/one-folder.out")
+    check "one folder: no table" bash -c "! grep -q '^| host' '$work/one-folder.out'"
+
+    # Two runs on one host: rows that differ.
+    run twice --check "$fx/no-lse" "$fx/emulator-zeros" "$fx/no-lse"
+    check "the same host twice: #1" \
+        has_row twice "| no-lse#1 | aarch64, 4 CPUs, LSE no | passed | confirmed | confirmed | not measurable here |"
+    check "the same host twice: #2" \
+        has_row twice "| no-lse#2 | aarch64, 4 CPUs, LSE no | passed | confirmed | confirmed | not measurable here |"
+    check "a failed gate and the virtualisation note per host" \
+        grep -q '^emulator-zeros: note: measured under virtualisation or emulation: ' "$work/twice.out"
+    check "the gate's word: failed" \
+        has_row twice "| emulator-zeros | aarch64, 8 CPUs, LSE yes | failed | not measurable here | not measurable here | not measurable here |"
+
+    # Usage errors among several: exit 2, one line naming the bad one, nothing for the others.
+    run missing --check "$fx/llsc-hardware" "$work/no-such-folder" "$fx/refuted"
+    check "a missing folder among several exits 2" test "$status" -eq 2
+    check "... with one line naming it" one_line_error missing "--check $work/no-such-folder: no such folder"
+    echo "not gzip" >"$work/broken.tar.gz"
+    run broken --check "$fx/llsc-hardware" "$work/broken.tar.gz"
+    check "a bad .tar.gz exits 2" test "$status" -eq 2
+    check "... with one line naming it" one_line_error broken "--check $work/broken.tar.gz: not a readable .tar.gz"
+    tar -C "$fx" -czf "$work/no-csv.tar.gz" README.md
+    run no-csv --check "$work/no-csv.tar.gz" "$fx/refuted"
+    check "a .tar.gz without sweep.csv exits 2" test "$status" -eq 2
+    check "... with one line saying so" one_line_error no-csv "--check $work/no-csv.tar.gz: no sweep.csv in it"
+}
+
 case $mode in
 quick) quick_tests ;;
 check) check_tests ;;
+several) several_tests ;;
 *)
-    echo "usage: validate_hardware_test.sh quick|check LOCKPROF" >&2
+    echo "usage: validate_hardware_test.sh quick|check|several LOCKPROF" >&2
     exit 2
     ;;
 esac
