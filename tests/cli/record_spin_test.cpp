@@ -251,7 +251,9 @@ TEST(CliRecordSpin, InstrumentsCostIsCalibratedAndReported) {
                 1e-9);
     // 1500 traps into the kernel and back around a few microseconds of spinning each.
     EXPECT_GT(share, 0.05) << cost.dump(1);
-    EXPECT_NE(r.out.find("warning: the instruments took about"), std::string::npos) << r.out;
+    // "took about 38% of ..." or, where the calibrated estimate exceeds the targets' CPU time
+    // (a loaded host: the calibration's hits cost more than the run's), "took most of ...".
+    EXPECT_NE(r.out.find("warning: the instruments took "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("probe fewer functions or calls"), std::string::npos) << r.out;
 }
 
