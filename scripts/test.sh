@@ -2,7 +2,7 @@
 # The whole test suite on a fresh Debian machine: installs what is missing, builds (and lockprof
 # alone without -g, build-release/), runs every test through CTest, then the unit, CLI and
 # integration tests under ASan+UBSan (clang; the same build makes the fuzz targets) and the unit
-# tests under TSan (GCC), then the fuzz targets for a bounded time (libFuzzer;
+# tests under TSan (clang too), then the fuzz targets for a bounded time (libFuzzer;
 # scripts/test-fuzz.sh). Beside those x86 stages, from the end of the builds on, the aarch64
 # stage (cross build, qemu-user; scripts/test-aarch64.sh) and then the emulated arm64 system
 # stage (a real kernel PMU driver under qemu-system-aarch64; scripts/test-arm-system.sh) run in
@@ -128,27 +128,26 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     # (trials, samplers); a TSan lockprof would mostly re-run them.
     targets=(lockprof_unit_tests)
     labels=unit
-    configure=(-DCMAKE_CXX_FLAGS="-O1 -g $CXXFLAGS")
-    compiler=()
+    # Both with clang. ASan+UBSan also makes the fuzz stage's targets (LOCKPROF_FUZZ): one build
+    # of 444 s where there were two (GCC's ASan build, 543 s, and the fuzz stage's own, about
+    # 260 s; the 2-core VM, clean builds). clang compiled a library batch with ASan+UBSan in 57 s
+    # against GCC's 132 s; TSan's unit tests built in 152 s wall (298 s of CPU) and ran in 51 s
+    # (96 s of CPU), where GCC's stage took 271-299 s and 474-477 s of CPU in CI. Line tables
+    # and inline chains are what the symbol tests read: -gline-tables-only writes them, and
+    # -fdebug-info-for-profiling adds the functions' linkage names, which the loop phases need
+    # (57 s against 71 s with -g). -O1 keeps the instrumented builds and their tests quick.
+    # CXXFLAGS is left out: it holds GCC's -fno-var-tracking-assignments.
+    configure=(-DCMAKE_CXX_COMPILER=clang++
+      -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fdebug-info-for-profiling")
+    compiler=(env -u CXXFLAGS)
     if [[ $sanitizer == address,undefined ]]; then
       targets+=(lockprof lockprof_cli_tests lockprof_integration_tests)
       labels="unit|cli|integration"
-      # clang, and the fuzz stage's targets in the same build (LOCKPROF_FUZZ): one build of 444 s
-      # where there were two (GCC's ASan build, 543 s, and the fuzz stage's own, about 260 s; the
-      # 2-core VM, clean builds). clang compiled a library batch with ASan+UBSan in 57 s against
-      # GCC's 132 s. Line tables and inline chains are what the symbol tests read:
-      # -gline-tables-only writes them, and -fdebug-info-for-profiling adds the functions'
-      # linkage names, which the loop phases need (57 s against 71 s with -g). CXXFLAGS is left
-      # out: it holds GCC's -fno-var-tracking-assignments.
-      configure=(-DCMAKE_CXX_COMPILER=clang++
-        -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fdebug-info-for-profiling" -DLOCKPROF_FUZZ=ON)
-      compiler=(env -u CXXFLAGS)
+      configure+=(-DLOCKPROF_FUZZ=ON)
       [[ ${LOCKPROF_SKIP_FUZZ:-0} == 1 ]] || targets+=(fuzz_targets)
     fi
     stage "sanitizer ${sanitizer%%,*}"
     echo "== tests under -fsanitize=$sanitizer (labels $labels) =="
-    # -O1 keeps the instrumented builds and their tests quick; debug information because the
-    # symbol tests read source lines and inline chains from DWARF.
     # A folder configured by an earlier version of this script with the other compiler:
     # CMake cannot change a configured folder's compiler, so it is configured anew.
     if [[ -f $dir/CMakeCache.txt ]]; then
