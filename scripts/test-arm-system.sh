@@ -233,4 +233,25 @@ for stage in $models; do
     esac
     check "$stage"
 done
+# The guests as hosts of one cross-host report (docs/reports.md, "Several hosts: lockprof report A.json B.json ..."), read by the
+# native lockprof as a reviewer's machine would read results mailed from elsewhere.
+hosts=()
+for stage in $models; do
+    [[ -s $sysdir/out/$stage/hosts.json ]] && hosts+=("$sysdir/out/$stage/hosts.json")
+done
+if [[ ${#hosts[@]} -ge 2 && ${#native[@]} -eq 1 ]]; then
+    section "the guests in one cross-host report"
+    "${native[0]}" report "${hosts[@]}" >"$sysdir/out/hosts.txt" 2>&1 ||
+        { cat "$sysdir/out/hosts.txt"; fail "lockprof report of the guests' results failed"; }
+    "${native[0]}" report "${hosts[@]}" -o "$sysdir/out/hosts.html" >/dev/null ||
+        fail "lockprof report -o of the guests' results failed"
+    for stage in $models; do
+        [[ -s $sysdir/out/$stage/hosts.json ]] || continue
+        grep -q "qemu-system-$stage" "$sysdir/out/hosts.txt" ||
+            { cat "$sysdir/out/hosts.txt"; fail "the cross-host report does not name qemu-system-$stage"; }
+    done
+    grep -q "^cas vs tas: " "$sysdir/out/hosts.txt" ||
+        { cat "$sysdir/out/hosts.txt"; fail "the cross-host report has no cas vs tas summary"; }
+    sed -n '/^cas vs tas (/,/^cas vs tas: /p' "$sysdir/out/hosts.txt" | sed 's/^/    /'
+fi
 echo "== arm-system: all checks passed in $((SECONDS - start)) s =="

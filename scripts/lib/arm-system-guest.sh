@@ -37,11 +37,21 @@ limited_step() {
 }
 
 lp=$LOCKPROF_BUILD/lockprof
+# Each guest is a host of its own in the cross-host report (`hosts` steps below): its name says
+# which CPU model it emulated.
+hostname "qemu-system-$model" 2>/dev/null || true
 echo "model $model, kernel $(uname -r), $(nproc) CPUs"
 cat /proc/cmdline
 step doctor "$lp" doctor
 step events "$lp" events
 ls /sys/bus/event_source/devices >"$out/event_sources.txt"
+
+# One host's result for the cross-host report (`lockprof report A.json B.json ...`,
+# docs/reports.md): the locks, thread counts and trials every host of tests/fixtures/hosts ran.
+# The default events (cycles, stxr_fail, ... where the PMU has them), so no observer-effect twins.
+hosts_step() {
+    step hosts "$lp" --lock tas,cas --threads 1,2 --duration 30ms --trials 8 -o "$out/hosts.json"
+}
 
 case $model in
 neoverse-n1)
@@ -89,12 +99,14 @@ cortex-a57)
     step refuse "$lp" --lock tas@lse --threads 1 --duration 20ms
     step count "$lp" --lock tas@llsc,cas@llsc,tas@outline --threads 1 --delay none \
         --duration 100ms --trials 1 --event cycles,stxr_fail -o "$out/count.json"
+    hosts_step
     ;;
 max)
     # An implementer libpfm4 has no table for: the raw-code fallbacks (r6e, ...) are encoded
     # and the kernel opens them.
     step count "$lp" --lock tas@llsc,tas@lse --threads 1 --delay none --duration 100ms \
         --trials 1 --event cycles,stxr_fail,stxr_pass -o "$out/count.json"
+    hosts_step
     ;;
 *)
     echo "guest.sh: unknown model '$model'" >&2

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "lockprof/analysis/hosts.hpp"
 #include "lockprof/analysis/summary.hpp"
 #include "lockprof/workload/lock_page.hpp"
 
@@ -180,6 +181,9 @@ std::string like_for_like_caveat(const workload::RunResult& base,
     if (b.lockprof_version != o.lockprof_version)
         build.push_back(fmt::format("lockprof {} vs {}", b.lockprof_version, o.lockprof_version));
     std::vector<std::string> parts;
+    if (const auto hosts = host_differences(b, o); !hosts.empty())
+        parts.push_back(fmt::format("across hosts ({} differ{})", fmt::join(hosts, ", "),
+                                    hosts.size() == 1 ? "s" : ""));
     if (!build.empty())
         parts.push_back(fmt::format("the builds differ ({})", fmt::join(build, ", ")));
     if (b.kernel != o.kernel) machine.emplace_back("kernel");
@@ -206,6 +210,7 @@ std::string verdict_line(const Effect& effect, const std::string& caveat) {
 RunComparison compare_runs(const workload::RunResult& base, const workload::RunResult& other,
                            const VerdictOptions& options) {
     RunComparison result;
+    result.host_differences = host_differences(base.provenance, other.provenance);
     result.warnings = provenance_warnings(base, other);
     result.caveat = like_for_like_caveat(base, other);
     result.options = options;

@@ -3,9 +3,11 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "lockprof/common/number_format.hpp"
+#include "lockprof/analysis/hosts.hpp"
 #include "lockprof/report/json.hpp"
 #include "lockprof/report/run_report.hpp"
 #include "lockprof/report/text_table.hpp"
@@ -31,6 +33,24 @@ std::string describe(const workload::RunResult& run) {
         workload::pin_mode_name(run.spec.pin.mode),
         workload::lock_placement_label(workload::lock_placement(run)), run.spec.trials,
         run.spec.trials == 1 ? "" : "s", p.timestamp_utc);
+}
+
+// "across hosts: base ran on vm (AMD EPYC, x86_64), new on n1 (Neoverse-N1, aarch64, LSE);
+// hostname, arch, cpu_model differ: ...", "" for runs of one machine.
+std::string across_hosts_line(const workload::RunResult& base, const workload::RunResult& other,
+                              const analysis::RunComparison& c) {
+    if (c.host_differences.empty()) return "";
+    const auto host = [](const workload::Provenance& p) {
+        const std::string_view lse = workload::lse_label(p);
+        return fmt::format("{} ({}, {}{})", analysis::host_name(p),
+                           p.cpu_model.empty() ? "unknown CPU" : p.cpu_model, p.arch,
+                           lse.empty() ? "" : fmt::format(", {}", lse));
+    };
+    return fmt::format(
+        "across hosts: base ran on {}, new on {}; {} differ{}: each ratio compares the machines "
+        "as much as the runs",
+        host(base.provenance), host(other.provenance), fmt::join(c.host_differences, ", "),
+        c.host_differences.size() == 1 ? "s" : "");
 }
 
 std::string cell_list(const std::vector<analysis::MissingCell>& cells) {
@@ -91,6 +111,8 @@ using namespace compare_detail;
 std::string compare_table(const ComparedFile& base, const std::vector<FileComparison>& all) {
     std::string out;
     for (const auto& c : all) {
+        if (auto line = across_hosts_line(base.run, c.other->run, c.comparison); !line.empty())
+            out += line + "\n";
         out += fmt::format("base: {}\n      {}\nnew:  {}\n      {}\n", base.file,
                            describe(base.run), c.other->file, describe(c.other->run));
         for (const auto& w : c.comparison.warnings) out += "warning: " + w.message + "\n";
@@ -124,6 +146,8 @@ std::string compare_markdown(const ComparedFile& base, const std::vector<FileCom
     std::string out;
     for (const auto& c : all) {
         out += fmt::format("### lockprof compare: `{}` vs base `{}`\n\n", c.other->file, base.file);
+        if (auto line = across_hosts_line(base.run, c.other->run, c.comparison); !line.empty())
+            out += "**" + line + "**\n\n";
         out += fmt::format("- base: {}\n- new: {}\n\n", describe(base.run), describe(c.other->run));
         for (const auto& w : c.comparison.warnings)
             out += fmt::format("> **Warning:** {}\n>\n", w.message);
@@ -183,6 +207,7 @@ std::string compare_json(const ComparedFile& base, const std::vector<FileCompari
     for (const auto& c : all) {
         json entry = {{"new", {{"file", c.other->file}, {"description", describe(c.other->run)}}},
                       {"warnings", json::array()},
+                      {"across_hosts", c.comparison.host_differences},
                       {"caveat", c.comparison.caveat},
                       {"family", c.comparison.family},
                       {"over_processes", c.comparison.over_processes},

@@ -61,6 +61,12 @@ th { background:#f0f2f6; font-weight:600; position:sticky; top:0; }
 th:first-child, td:first-child, td.l, th.l { text-align:left; }
 tbody tr:nth-child(even) { background:#fafbfc; }
 td.bad { color:var(--bad); font-weight:700; }
+td.wrap { white-space:normal; overflow-wrap:anywhere; }
+td.v-faster { color:#1b6e20; font-weight:600; } td.v-slower { color:var(--bad); font-weight:600; }
+td.v-equivalent { color:var(--accent); } td.v-open, td.v-none { color:var(--muted); }
+tr.differs td { background:var(--warn-bg); }
+tr.explains td { background:var(--bad-bg); } tr.explains td:first-child { color:var(--bad); font-weight:700; }
+p.conclusion { font-weight:600; margin:4px 0 6px; }
 .swatch { display:inline-block; width:10px; height:10px; border-radius:2px; margin-right:6px; }
 .muted { color:var(--muted); }
 ol.findings li { margin:3px 0; }
@@ -372,7 +378,7 @@ std::string latency_section(const Report& report) {
     p99.y_label = "p99 latency (ns)";
     p99.width = 900, p99.height = 340;
     for (std::size_t i = 0; i < locks.size(); ++i) {
-        PlotSeries series{locks[i], series_colour(i), {}};
+        PlotSeries series{locks[i], series_colour(i), {}, {}};
         for (const auto& s : summaries)
             if (s.cell && s.cell->lock == locks[i] && s.latency)
                 series.points.push_back(

@@ -273,6 +273,11 @@ void write_grid_and_ticks(std::string& out, const PlotAxes& axes) {
 }
 
 // One series: its line, error bars and markers, points in x order.
+std::string dash_attribute(const PlotSeries& s) {
+    return s.dash.empty() ? std::string()
+                          : fmt::format(" stroke-dasharray=\"{}\"", escape_xml(s.dash));
+}
+
 void write_series(std::string& out, const PlotAxes& axes, std::size_t index) {
     const auto& s = axes.spec.series[index];
     auto sorted = s.points;
@@ -287,8 +292,8 @@ void write_series(std::string& out, const PlotAxes& axes, std::size_t index) {
                                 axes.py(p.y));
         out += fmt::format(
             "<path class=\"lp-line\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
-            "stroke-linejoin=\"round\"/>\n",
-            path, s.colour);
+            "stroke-linejoin=\"round\"{}/>\n",
+            path, s.colour, dash_attribute(s));
     }
     for (const auto& p : sorted)
         if (p.low && p.high && *p.high > *p.low) {
@@ -313,8 +318,8 @@ void write_plot_legend(std::string& out, const PlotSpec& spec, const PlotArea& a
         const auto& s = spec.series[i];
         out += fmt::format(
             "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
-            "stroke-width=\"2\"/>\n",
-            lx, lx + 22, ly, ly, s.colour);
+            "stroke-width=\"2\"{}/>\n",
+            lx, lx + 22, ly, ly, s.colour, dash_attribute(s));
         out += marker(i, lx + 11, ly, s.colour, "");
         out += fmt::format(
             "<text class=\"lp-legend-entry\" x=\"{:.1f}\" y=\"{:.1f}\" "
@@ -364,7 +369,7 @@ PlotSpec figure_plot(
     spec.x_label = "threads (log\u2082 scale)";
     const auto locks = lock_order(summaries);
     for (std::size_t i = 0; i < locks.size(); ++i) {
-        PlotSeries series{locks[i], series_colour(i), {}};
+        PlotSeries series{locks[i], series_colour(i), {}, {}};
         for (const auto& s : summaries) {
             if (!s.cell || s.cell->lock != locks[i] || s.trials == 0) continue;
             const analysis::Spread* value = figure(s);

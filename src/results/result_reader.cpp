@@ -601,11 +601,19 @@ workload::RunResult result_from_json(const json& doc) {
     const int version = doc.contains("schema_version") && doc["schema_version"].is_number_integer()
                             ? doc["schema_version"].get<int>()
                             : -1;
-    if (version != kResultSchemaVersion)
+    if (version != kResultSchemaVersion) {
+        // Which lockprof wrote it, where the provenance says.
+        std::string writer = "the lockprof version that wrote it";
+        if (doc.contains("provenance") && doc["provenance"].is_object() &&
+            doc["provenance"].contains("lockprof_version") &&
+            doc["provenance"]["lockprof_version"].is_string())
+            writer = fmt::format("lockprof {}, which wrote it",
+                                 doc["provenance"]["lockprof_version"].get<std::string>());
         throw UsageError(fmt::format(
             "result schema version {} is not supported (this lockprof reads version {}); "
-            "use the lockprof version that wrote it",
-            version, kResultSchemaVersion));
+            "read it with {}",
+            version, kResultSchemaVersion, writer));
+    }
     workload::RunResult run;
     run.interrupted = root["interrupted"].boolean();
     if (root.has("interrupted_by") && !root["interrupted_by"].is_null())

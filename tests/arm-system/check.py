@@ -420,6 +420,22 @@ def check_neoverse_n1_tests(stage):
         ok("validate-hardware.sh: every mechanism check 'not measurable' under emulation")
 
 
+def check_hosts_result(stage):
+    """The guest's result for the cross-host report: tas and cas at 1 and 2 threads, 8 trials
+    each, cycles counted (a default event), the guest's own hostname."""
+    stage.step("hosts")
+    run = stage.json("hosts.json")
+    expect(run["provenance"]["hostname"].startswith("qemu-system-"),
+           f"hosts.json: hostname '{run['provenance']['hostname']}'")
+    for lock in ("tas", "cas"):
+        for threads in (1, 2):
+            c = cell(run, lock, threads)
+            expect(len(c["trials"]) == 8, f"hosts.json: {lock}/{threads}t has {len(c['trials'])} trials")
+            expect(per_acquire(c, "cycles") > 0, f"hosts.json: {lock}/{threads}t: no cycles counted")
+    ok(f"hosts.json: tas and cas at 1 and 2 threads, 8 trials, cycles counted on "
+       f"{run['provenance']['hostname']}")
+
+
 def check_cortex_a57(stage):
     _, events = check_common(stage)
     line = event_line(events, "stxr_fail")
@@ -435,6 +451,7 @@ def check_cortex_a57(stage):
         hardware_counted_fully(cell(run, lock, 1), ["cycles", "stxr_fail"])
         expect(per_acquire(cell(run, lock, 1), "cycles") > 0, f"{lock}: 0 cycles per acquire")
     ok("tas@llsc, cas@llsc, tas@outline: cycles and stxr_fail counted, running 100%")
+    check_hosts_result(stage)
 
 
 def check_max(stage):
@@ -448,6 +465,7 @@ def check_max(stage):
     for lock in ("tas@llsc", "tas@lse"):
         hardware_counted_fully(cell(run, lock, 1), ["cycles", "stxr_fail", "stxr_pass"])
     ok("tas@llsc, tas@lse: cycles and the raw store-exclusive events counted, running 100%")
+    check_hosts_result(stage)
 
 
 def main():

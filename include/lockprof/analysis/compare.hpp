@@ -46,6 +46,9 @@ struct MissingCell {
 };
 
 struct RunComparison {
+    // Non-empty when the runs come from different machines: the provenance fields that say so
+    // (hostname, arch, cpu_model, midr, lse, logical_cpus; analysis/hosts.hpp).
+    std::vector<std::string> host_differences;
     std::vector<ProvenanceWarning> warnings;
     // What makes the runs not like-for-like, "" when nothing does: "the builds differ
     // (assertions on in base only); the kernels differ". Every verdict line carries it.
@@ -66,9 +69,9 @@ struct RunComparison {
 std::vector<ProvenanceWarning> provenance_warnings(const workload::RunResult& base,
                                                    const workload::RunResult& other);
 
-// The differences that make two runs not like-for-like, as one phrase ("" when none): build
-// type, assertions (also on in both), lockprof version, kernel, pinning, CPU frequency governor
-// or boost, VM status.
+// The differences that make two runs not like-for-like, as one phrase ("" when none): the
+// machines (another host or CPU), build type, assertions (also on in both), lockprof version,
+// kernel, pinning, CPU frequency governor or boost, VM status.
 std::string like_for_like_caveat(const workload::RunResult& base, const workload::RunResult& other);
 
 // "faster", or "faster, but not like-for-like: the builds differ (assertions on in new only)".

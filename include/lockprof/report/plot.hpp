@@ -26,6 +26,7 @@ struct PlotSeries {
     std::string name;               // legend entry
     std::string colour;             // CSS colour
     std::vector<PlotPoint> points;  // drawn in x order
+    std::string dash;               // the line's stroke-dasharray ("6 3"), "" for solid
 };
 
 enum class AxisScale { linear, log2 };

@@ -2,31 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "support/synthetic_cells.hpp"
+
 #include <algorithm>
 
 namespace lockprof::analysis {
 namespace {
 
-// A cell whose trials reached the given throughputs (one thread, 1 s windows).
 workload::CellResult cell(const std::string& lock, unsigned threads,
                           const std::vector<double>& per_second) {
-    workload::CellResult c;
-    c.lock = c.algorithm = lock;
-    c.threads = threads;
-    for (std::size_t i = 0; i < per_second.size(); ++i) {
-        workload::TrialResult t;
-        t.trial = static_cast<unsigned>(i);
-        t.wall_ns = 1'000'000'000;
-        workload::ThreadResult th;
-        th.acquires = static_cast<std::uint64_t>(per_second[i]);
-        th.rmw_attempts = th.acquires;
-        th.cpu_ns = t.wall_ns;
-        th.end_ns = t.wall_ns;
-        t.threads.assign(threads, th);
-        for (unsigned k = 0; k < threads; ++k) t.threads[k].index = k;
-        c.trials.push_back(t);
-    }
-    return c;
+    return test::synthetic_cell(lock, threads, per_second);
 }
 
 workload::RunResult run_with(std::vector<workload::CellResult> cells) {

@@ -90,8 +90,11 @@ TEST(Plot, RendersWellFormedSvgWithAxesLegendAndErrorBars) {
     spec.y_label = "acquires/s";
     spec.standalone = true;
     spec.series = {
-        {"tas", series_colour(0), {pt(1, 10e6, 9e6, 11e6, "t1"), pt(4, 4e6, 3e6, 5e6), pt(2, 6e6)}},
-        {"c<a>s", series_colour(1), {pt(1, 9e6), pt(2, 8e6), pt(4, 7e6)}},
+        {"tas",
+         series_colour(0),
+         {pt(1, 10e6, 9e6, 11e6, "t1"), pt(4, 4e6, 3e6, 5e6), pt(2, 6e6)},
+         ""},
+        {"c<a>s", series_colour(1), {pt(1, 9e6), pt(2, 8e6), pt(4, 7e6)}, "7 4"},
     };
     const std::string svg = render_plot(spec);
     EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
@@ -122,6 +125,8 @@ TEST(Plot, RendersWellFormedSvgWithAxesLegendAndErrorBars) {
     EXPECT_LT(std::stod(px[0]), std::stod(px[1]));
     EXPECT_LT(std::stod(px[1]), std::stod(px[2]));
     EXPECT_NE(svg.find("<title>t1</title>"), std::string::npos);
+    // A dash pattern (the cross-host report's one per host) on the line and its legend entry.
+    EXPECT_EQ(all(svg, "stroke-dasharray=\"(7 4)\"").size(), 2u);
 }
 
 TEST(Plot, EmptyPlotSaysSoAndStaysValid) {
@@ -129,7 +134,7 @@ TEST(Plot, EmptyPlotSaysSoAndStaysValid) {
     spec.title = "nothing";
     spec.x_label = "threads";
     spec.y_label = "x";
-    spec.series = {{"tas", series_colour(0), {}}};
+    spec.series = {{"tas", series_colour(0), {}, {}}};
     const auto svg = render_plot(spec);
     EXPECT_TRUE(well_formed_xml(svg));
     EXPECT_NE(svg.find("no data"), std::string::npos);
@@ -138,7 +143,7 @@ TEST(Plot, EmptyPlotSaysSoAndStaysValid) {
 
 TEST(Plot, ManyThreadCountsGetPowerOfTwoTicks) {
     PlotSpec spec;
-    PlotSeries s{"tas", series_colour(0), {}};
+    PlotSeries s{"tas", series_colour(0), {}, {}};
     for (int x = 1; x <= 64; x += 3) s.points.push_back(pt(x, 1.0 * x));
     spec.series = {s};
     const auto ticks = all(render_plot(spec), "class=\"lp-xtick\"[^>]*>([^<]*)<");
