@@ -24,10 +24,6 @@ const CellSummary* find_cell(const Host& host, const std::string& lock, unsigned
     return nullptr;
 }
 
-std::string yes_no(bool value) {
-    return value ? "yes" : "no";
-}
-
 // "aarch64, LSE", "x86_64".
 std::string atomics_label(const workload::Provenance& p) {
     const auto lse = workload::lse_label(p);
@@ -125,7 +121,9 @@ void common_locks(HostsComparison& out) {
             out.locks.push_back(lock);
         else
             out.absent.push_back(
-                fmt::format("{}: not in {}'s file", lock, fmt::join(missing, ", ")));
+                missing.size() == 1
+                    ? fmt::format("{}: not in {}'s file", lock, missing[0])
+                    : fmt::format("{}: not in the files of {}", lock, fmt::join(missing, "; ")));
     }
 }
 
@@ -289,7 +287,7 @@ void provenance_rows(HostsComparison& out) {
         {"lse", "LSE atomics",
          [&](auto& h) {
              const auto lse = workload::lse_atomics(p(h));
-             return lse ? yes_no(*lse) : std::string("n/a (not aarch64)");
+             return lse ? std::string(*lse ? "yes" : "no") : std::string("n/a (not aarch64)");
          },
          "LSE atomics change how every lock's read-modify-write executes: CAS beats TAS on "
          "LL/SC, not with LSE"},

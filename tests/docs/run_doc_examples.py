@@ -38,7 +38,8 @@ changes how long or how wide a run is, never which options it uses):
   ./spin_helper, build/tests/lockprof_spin_helper -> the built lockprof_spin_helper
   ./lockprof              -> the lockprof under test
 Inputs the examples read are made first with lockprof itself: base.json, new.json,
-RESULT.json (small runs), s.json and samples.json (a sampled run's --samples-out), perf.data (`perf record -e
+RESULT.json (small runs; kunpeng.json, m1.json, m1-mini.json, m1-air.json and x86.json are
+copies of base.json for the cross-host report's examples), s.json and samples.json (a sampled run's --samples-out), perf.data (`perf record -e
 cpu-clock -g` of the stand-in program, when perf works here), p.folded and prog.folded.
 
 usage: run_doc_examples.py [--options-only] SOURCE_DIR LOCKPROF [SPIN_HELPER]
@@ -276,6 +277,10 @@ def make_fixtures(work, lockprof, env):
             sys.exit(f"run_doc_examples: making fixtures: `{' '.join(argv)}` failed:\n"
                      f"{r.stderr if r else 'timed out'}")
     shutil.copy(os.path.join(work, "p.folded"), os.path.join(work, "prog.folded"))
+    # The hosts of the cross-host report's examples (docs/reports.md, "Several hosts"): results
+    # of this machine under the names the docs give them.
+    for host in ("kunpeng", "m1", "m1-mini", "m1-air", "x86"):
+        shutil.copy(os.path.join(work, "base.json"), os.path.join(work, host + ".json"))
     shutil.copy(os.path.join(work, "s.json"), os.path.join(work, "samples.json"))
     perf = shutil.which("perf")
     if perf:

@@ -170,6 +170,8 @@ TEST(Hosts, LocksNotInEveryFileAreSaidAndLeftOutOfThePairs) {
     EXPECT_EQ(c.absent[0], "ttas: not in b's file");
     ASSERT_EQ(c.pairs.size(), 1u);
     EXPECT_EQ(c.pairs[0].other, "cas");
+    inputs.push_back(host("c", false, {cell("cas", 1, around(1e8)), cell("tas", 1, around(1e8))}));
+    EXPECT_EQ(compare_hosts(inputs).absent[0], "ttas: not in the files of b; c");
 }
 
 TEST(Hosts, PmuEvidenceOrWhyNot) {
