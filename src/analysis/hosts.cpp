@@ -353,9 +353,11 @@ void provenance_rows(HostsComparison& out) {
         if (p(h).assertions) asserting.push_back(h.name);
     if (!asserting.empty())
         out.warnings.push_back(fmt::format(
-            "assertions are ON in {}'s build: {} numbers are not representative (the 2020 "
-            "thread's mistake); rebuild with NDEBUG and run again",
-            fmt::join(asserting, ", "), asserting.size() == 1 ? "its" : "their"));
+            "assertions are ON in {}: {} numbers are not representative (the 2020 thread's "
+            "mistake); rebuild with NDEBUG and run again",
+            asserting.size() == 1 ? asserting[0] + "'s build"
+                                  : fmt::format("the builds of {}", fmt::join(asserting, "; ")),
+            asserting.size() == 1 ? "its" : "their"));
     std::set<std::string> versions;
     for (const auto& h : out.hosts) versions.insert(p(h).lockprof_version);
     if (versions.size() > 1) {

@@ -129,6 +129,9 @@ TEST(Hosts, AnAssertionBuildIsSingledOut) {
     const auto both = compare_hosts(inputs);
     EXPECT_FALSE(field(both, "assertions").differs);
     EXPECT_TRUE(field(both, "assertions").explains);
+    ASSERT_FALSE(both.warnings.empty());
+    EXPECT_EQ(both.warnings[0].find("assertions are ON in the builds of a; b: their numbers"), 0u)
+        << both.warnings[0];
 }
 
 TEST(Hosts, NamesComeFromProvenanceAndStayDistinct) {
