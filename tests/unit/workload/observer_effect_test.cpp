@@ -194,9 +194,25 @@ TEST(ObserverEffect, AnInstrumentThatTakesHalfTheCpuTimeIsReportedAsLoweringThro
     std::uint64_t cpu_ns = 0;
     for (const auto& t : run.cells.at(0).trials)
         for (const auto& th : t.threads) cpu_ns += th.cpu_ns;
-    const double kept = 1 - static_cast<double>(burned_ns.load()) / static_cast<double>(cpu_ns);
-    ASSERT_GT(kept, 0.4) << "the instrument burned " << burned_ns << " of " << cpu_ns << " ns";
-    ASSERT_LT(kept, 0.6) << "the instrument burned " << burned_ns << " of " << cpu_ns << " ns";
+    const double share = 1 - static_cast<double>(burned_ns.load()) / static_cast<double>(cpu_ns);
+    ASSERT_GT(share, 0.4) << "the instrument burned " << burned_ns << " of " << cpu_ns << " ns";
+    ASSERT_LT(share, 0.6) << "the instrument burned " << burned_ns << " of " << cpu_ns << " ns";
+    // What the instrument left the loop as acquires/s sees it: the loop's CPU time per second
+    // of window, instrumented over plain. On an idle machine that is the share above; where
+    // other load deschedules the worker, the twins' windows and the instrumented ones hold
+    // different CPU time, and acquires/s follow the CPU time (CI with the aarch64 stages beside
+    // measured 0.684 against a share of 0.504).
+    const auto loop_cpu_per_ns = [](const std::vector<TrialResult>& trials, double burned) {
+        double cpu = 0, wall = 0;
+        for (const auto& t : trials) {
+            wall += static_cast<double>(t.wall_ns);
+            for (const auto& th : t.threads) cpu += static_cast<double>(th.cpu_ns);
+        }
+        return (cpu - burned) / wall;
+    };
+    const double kept =
+        loop_cpu_per_ns(run.cells.at(0).trials, static_cast<double>(burned_ns.load())) /
+        loop_cpu_per_ns(run.cells.at(0).plain_trials, 0);
     const auto summaries = analysis::summarize(run);
     ASSERT_TRUE(summaries.at(0).perturbation);
     const analysis::Effect& e = *summaries[0].perturbation;
