@@ -99,11 +99,7 @@ void name_hosts(std::vector<HostInput>& inputs, std::vector<Host>& hosts) {
 
 // Locks in every file, in the first file's order; the others said as absent.
 void common_locks(HostsComparison& out) {
-    std::vector<std::string> first;
-    for (const auto& s : out.hosts[0].summaries)
-        if (s.cell && std::find(first.begin(), first.end(), s.cell->lock) == first.end())
-            first.push_back(s.cell->lock);
-    std::vector<std::string> all_locks = first;
+    std::vector<std::string> all_locks;  // first-seen order: the first file's locks first
     for (const auto& h : out.hosts)
         for (const auto& s : h.summaries)
             if (s.cell &&

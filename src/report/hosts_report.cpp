@@ -43,10 +43,6 @@ std::string method(const HostsComparison& hosts) {
         fmt::join(families, ", "), analysis::band_text(hosts.options.equivalence));
 }
 
-std::string threads_heading(unsigned t) {
-    return threads_text(t);
-}
-
 const char* verdict_class(const analysis::HostPairCell& cell) {
     if (!cell.effect) return "none";
     switch (cell.effect->verdict) {
@@ -95,7 +91,7 @@ std::string hosts_text(const HostsComparison& hosts) {
         using A = TextTable::Align;
         std::vector<std::string> header{"host"};
         std::vector<A> align{A::left};
-        for (auto t : hosts.threads) header.push_back(threads_heading(t)), align.push_back(A::left);
+        for (auto t : hosts.threads) header.push_back(threads_text(t)), align.push_back(A::left);
         table.set_header(header, align);
         for (const auto& row : pair.rows) {
             std::vector<std::string> cells{hosts.hosts[row.host].label};
@@ -163,11 +159,8 @@ PlotSpec hosts_plot(const HostsComparison& hosts, bool normalised) {
                 if (s.cell && s.cell->lock == locks[l] && s.trials > 0 &&
                     (!first || s.cell->threads < first->cell->threads))
                     first = &s;
-            if (!first) continue;
-            const double scale = normalised && first->acquires_per_second.median > 0
-                                     ? 1.0 / first->acquires_per_second.median
-                                     : 1.0;
-            if (normalised && first->acquires_per_second.median <= 0) continue;
+            if (!first || (normalised && first->acquires_per_second.median <= 0)) continue;
+            const double scale = normalised ? 1.0 / first->acquires_per_second.median : 1.0;
             for (const auto& s : h.summaries) {
                 if (!s.cell || s.cell->lock != locks[l] || s.trials == 0) continue;
                 const auto& v = s.acquires_per_second;
