@@ -12,7 +12,6 @@ namespace {
 struct Parsed {
     KernelSymbol symbol;
     char type = 0;
-    std::size_t order = 0;
     std::size_t name_length = 0;  // perf compares the name with its "\t[module]" tail
 };
 
@@ -21,18 +20,19 @@ int binding(char type) {  // 0 local, 1 global, 2 weak (perf's kallsyms2elf_bind
     return std::isupper(static_cast<unsigned char>(type)) ? 1 : 0;
 }
 
-// perf's choose_best_symbol for symbols of one address (all of size 0 at that point): true
-// when `a` is kept over `b`.
-bool better(const Parsed& a, const Parsed& b) {
+// perf's choose_best_symbol (tools/perf/util/symbol.c) for two symbols at one address, sized
+// as symbols__fixup_end left them: true when `b` replaces `a`, the one kept so far.
+bool replaces(const Parsed& a, const Parsed& b) {
+    const bool za = a.symbol.end == a.symbol.start, zb = b.symbol.end == b.symbol.start;
+    if (za != zb) return za;
     const int wa = binding(a.type) == 2, wb = binding(b.type) == 2;
-    if (wa != wb) return wb;
+    if (wa != wb) return wa;
     const int ga = binding(a.type) == 1, gb = binding(b.type) == 1;
-    if (ga != gb) return ga;
+    if (ga != gb) return gb;
     const auto ua = perf_rules::leading_underscores(a.symbol.name),
                ub = perf_rules::leading_underscores(b.symbol.name);
-    if (ua != ub) return ua < ub;
-    if (a.name_length != b.name_length) return a.name_length > b.name_length;
-    return a.order < b.order;
+    if (ua != ub) return ub < ua;
+    return b.name_length > a.name_length;
 }
 
 }  // namespace
@@ -57,7 +57,6 @@ KernelSymbols KernelSymbols::parse(std::string_view text) {
         if (rest.empty() || rest.front() == '$' || address == 0) continue;
         Parsed p;
         p.type = type;
-        p.order = parsed.size();
         p.name_length = rest.size();
         if (const auto tab = rest.find('\t'); tab != std::string_view::npos) {
             auto module = rest.substr(tab + 1);
@@ -72,26 +71,32 @@ KernelSymbols KernelSymbols::parse(std::string_view text) {
     std::stable_sort(parsed.begin(), parsed.end(), [](const Parsed& a, const Parsed& b) {
         return a.symbol.start < b.symbol.start;
     });
-    KernelSymbols out;
+    // perf sizes the symbols before it drops aliases (symbols__fixup_end, then
+    // symbols__fixup_duplicate): each one ends where the next begins, so every alias but the
+    // last at an address is empty, and an empty symbol loses to one with a size. The name perf
+    // prints for an address with aliases is therefore the last of them in /proc/kallsyms
+    // ("__pi_memcpy" after "memcpy" and "__memcpy"); the other rules decide only between
+    // symbols both empty or both sized.
+    constexpr std::uint64_t kPage = 4096;
+    for (std::size_t i = 0; i < parsed.size(); ++i) {
+        auto& s = parsed[i].symbol;
+        if (i + 1 == parsed.size())
+            s.end = (s.start + kPage - 1) / kPage * kPage + kPage;
+        else if (s.module.empty() != parsed[i + 1].symbol.module.empty())
+            s.end = (s.start + kPage + kPage - 1) / kPage * kPage;  // the end of the next page
+        else
+            s.end = parsed[i + 1].symbol.start;
+    }
     std::vector<Parsed> kept;
     for (auto& p : parsed) {
         if (!kept.empty() && kept.back().symbol.start == p.symbol.start) {
-            if (better(p, kept.back())) kept.back() = std::move(p);
+            if (replaces(kept.back(), p)) kept.back() = std::move(p);
             continue;
         }
         kept.push_back(std::move(p));
     }
-    constexpr std::uint64_t kPage = 4096;
-    for (std::size_t i = 0; i < kept.size(); ++i) {
-        auto& s = kept[i].symbol;
-        const bool last = i + 1 == kept.size();
-        if (last || s.module.empty() != kept[i + 1].symbol.module.empty())
-            s.end = (s.start + kPage + kPage - 1) / kPage * kPage;  // the end of the next page
-        else
-            s.end = kept[i + 1].symbol.start;
-        if (last) s.end = (s.start + kPage - 1) / kPage * kPage + kPage;
-        out.symbols_.push_back(std::move(s));
-    }
+    KernelSymbols out;
+    for (auto& p : kept) out.symbols_.push_back(std::move(p.symbol));
     return out;
 }
 

@@ -659,11 +659,15 @@ Location SymbolResolver::resolve_symbol(std::uint64_t address) const {
         }
     }
     // perf keeps one symbol per address: walking them in table order, each next one that
-    // choose_best_symbol prefers replaces the one kept.
+    // choose_best_symbol prefers replaces the one kept. It sizes them first
+    // (symbols__fixup_end): an empty symbol ends where the next one begins, which leaves the
+    // last of the address's aliases sized and the others empty.
     auto group = it->second.find(loc.symbol_start);
     if (group == it->second.end() || group->second.size() < 2) return loc;
-    const Alias* kept = &group->second.front();
-    for (const auto& next : group->second)
+    std::vector<Alias> sized = group->second;
+    if (sized.back().size == 0) sized.back().size = 1;
+    const Alias* kept = &sized.front();
+    for (const auto& next : sized)
         if (perf_prefers(*kept, next)) kept = &next;
     if (kept->name != loc.linkage_name) {
         loc.linkage_name = kept->name;

@@ -1,9 +1,11 @@
 // Kernel symbols from kallsyms text (/proc/kallsyms, or the copy `perf record` keeps in its
 // build-id cache, ~/.debug/[kernel.kallsyms]/BUILD_ID/kallsyms), chosen and sized as perf
 // does, so a kernel address gets the name `perf script` prints for it: text, weak and data
-// symbols (T, W, D, B in either case); of several at one address the global over the local,
-// the one with fewer leading underscores, then the longer name; each ends where the next
-// begins, and the last of the kernel image or of a module one page later.
+// symbols (T, W, D, B in either case), each ending where the next begins (the last of the
+// kernel image or of a module one page later); of several at one address the last listed,
+// since perf sizes before it drops aliases and an empty symbol loses to a sized one (between
+// two empty or two sized: the global over the local, fewer leading underscores, the longer
+// name).
 #pragma once
 
 #include <cstdint>
