@@ -74,8 +74,8 @@ stage setup
 # file compiles about a sixth faster, and CI builds the tree four times on two cores. CMake
 # takes CXXFLAGS for every build below, the aarch64 one included.
 export CXXFLAGS="${CXXFLAGS:-} -fno-var-tracking-assignments"
-# Every build below is a clean one in CI: compile the libraries in unity batches
-# (CMakeLists.txt, LOCKPROF_UNITY_BUILD), which saves about 80 s per build.
+# Every build below is a clean one in CI: compile each library and test program as one unity
+# batch (CMakeLists.txt, LOCKPROF_UNITY_BUILD, says what it saves).
 export LOCKPROF_UNITY_BUILD=1
 
 stage build

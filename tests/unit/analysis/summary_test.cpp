@@ -5,8 +5,8 @@
 using namespace lockprof;
 
 namespace {
-workload::CellResult cell(const std::string& lock, unsigned threads,
-                          std::vector<std::uint64_t> acquires_per_trial) {
+workload::CellResult summary_cell(const std::string& lock, unsigned threads,
+                                  std::vector<std::uint64_t> acquires_per_trial) {
     workload::CellResult c;
     c.lock = c.algorithm = lock;
     c.threads = threads;
@@ -32,8 +32,9 @@ workload::CellResult cell(const std::string& lock, unsigned threads,
 
 TEST(Summary, PerAcquireFiguresAndComparison) {
     workload::RunResult run;
-    run.cells = {cell("tas", 2, {1000, 1100, 900}), cell("cas", 2, {2000, 2100, 1900}),
-                 cell("ttas", 2, {1050, 950, 1000})};
+    run.cells = {summary_cell("tas", 2, {1000, 1100, 900}),
+                 summary_cell("cas", 2, {2000, 2100, 1900}),
+                 summary_cell("ttas", 2, {1050, 950, 1000})};
     const auto s = analysis::summarize(run);
     ASSERT_EQ(s.size(), 3u);
     EXPECT_DOUBLE_EQ(s[0].acquires_per_second.median, 1000);
@@ -62,7 +63,8 @@ TEST(Summary, PerAcquireFiguresAndComparison) {
 
 TEST(Summary, TheEquivalenceBandComesFromTheOptions) {
     workload::RunResult run;
-    run.cells = {cell("tas", 1, {1000, 1001, 999, 1000}), cell("cas", 1, {1030, 1031, 1029, 1030})};
+    run.cells = {summary_cell("tas", 1, {1000, 1001, 999, 1000}),
+                 summary_cell("cas", 1, {1030, 1031, 1029, 1030})};
     EXPECT_EQ(analysis::summarize(run)[1].comparison->effect.verdict, analysis::Verdict::faster);
     analysis::VerdictOptions wide;
     wide.equivalence = 0.05;
@@ -73,7 +75,7 @@ TEST(Summary, TheEquivalenceBandComesFromTheOptions) {
 
 TEST(Summary, OneTrialIsAStatedLimit) {
     workload::RunResult run;
-    run.cells = {cell("tas", 1, {1000}), cell("cas", 1, {1000})};
+    run.cells = {summary_cell("tas", 1, {1000}), summary_cell("cas", 1, {1000})};
     const auto s = analysis::summarize(run);
     EXPECT_EQ(s[1].comparison->effect.verdict, analysis::Verdict::too_few_trials);
     EXPECT_FALSE(s[1].comparison->effect.interval);
@@ -86,7 +88,7 @@ TEST(Summary, OneTrialIsAStatedLimit) {
 
 TEST(Summary, EventsAreScaledAndNeverRunIsNotCounted) {
     workload::RunResult run;
-    run.cells = {cell("tas", 2, {1000})};
+    run.cells = {summary_cell("tas", 2, {1000})};
     for (auto& th : run.cells[0].trials[0].threads) {
         th.counters.push_back({"cycles", 500, 2000, 1000});  // ran half the time: x2
         th.counters.push_back({"stxr_fail", 7, 2000, 0});    // never scheduled
@@ -109,7 +111,7 @@ TEST(Summary, ScaledValueIsOverflowSafe) {
 
 TEST(Summary, UnfairnessShowsInFairnessIndices) {
     workload::RunResult run;
-    run.cells = {cell("tas", 2, {1000})};
+    run.cells = {summary_cell("tas", 2, {1000})};
     run.cells[0].trials[0].threads[0].acquires = 900;
     run.cells[0].trials[0].threads[1].acquires = 100;
     const auto s = analysis::summarize(run);
@@ -126,10 +128,10 @@ TEST(Summary, PerturbationComparesInstrumentedWithPlainTrialsAndPlainTrialsGiveT
     run.spec.perturbation_check = true;
     run.sampling.emplace();
     // tas: sampling raised it by 25% (plain 1000, sampled 1250); cas: left as it was.
-    auto tas = cell("tas", 2, {1250, 1260, 1240});
-    tas.plain_trials = cell("tas", 2, {1000, 1010, 990}).trials;
-    auto cas = cell("cas", 2, {2000, 2002, 1998});
-    cas.plain_trials = cell("cas", 2, {2001, 1999, 2000}).trials;
+    auto tas = summary_cell("tas", 2, {1250, 1260, 1240});
+    tas.plain_trials = summary_cell("tas", 2, {1000, 1010, 990}).trials;
+    auto cas = summary_cell("cas", 2, {2000, 2002, 1998});
+    cas.plain_trials = summary_cell("cas", 2, {2001, 1999, 2000}).trials;
     run.cells = {tas, cas};
     const auto s = analysis::summarize(run);
     ASSERT_TRUE(s[0].perturbation && s[1].perturbation);

@@ -111,7 +111,7 @@ CriticalSection critical_section(const FunctionCode& f) {
     return section;
 }
 
-std::string listing(const std::vector<Instruction>& code) {
+std::string referenced_listing(const std::vector<Instruction>& code) {
     std::string out;
     for (const auto& i : code)
         out += "    " + i.text() + (i.reference.empty() ? "" : " <" + i.reference + ">") + "\n";
@@ -283,10 +283,10 @@ std::vector<Loop> loops_of(const std::vector<Instruction>& code) {
     return loops;
 }
 
-std::string listing(const std::vector<Instruction>& code, const Loop& loop) {
+std::string referenced_listing(const std::vector<Instruction>& code, const Loop& loop) {
     std::vector<Instruction> body;
     for (std::size_t k : loop.body) body.push_back(code[k]);
-    return listing(body);
+    return referenced_listing(body);
 }
 
 // This binary's inline chains: which instructions of a measured loop are its inlined lock().
@@ -328,7 +328,7 @@ unsigned expect_loops_in_registers(const FunctionCode& f, const InlineChains& ch
         for (std::size_t k : loop.body)
             EXPECT_FALSE(touches_stack(code[k]) || stores_beside_the_atomic(code[k]))
                 << what << " touches memory the lock does not: " << code[k].text() << "\n"
-                << listing(code, loop);
+                << referenced_listing(code, loop);
     }
     return loops;
 }
@@ -404,7 +404,7 @@ TEST(MeasuredLoopCode, PgSlockSpinLoopKeepsItsCountsInRegisters) {
         for (std::size_t k : tightest->body)
             EXPECT_FALSE(touches_stack(code[k]) || stores_beside_the_atomic(code[k]))
                 << "the spin loop touches memory the lock does not: " << code[k].text() << "\n"
-                << listing(code, *tightest);
+                << referenced_listing(code, *tightest);
     }
 }
 
@@ -425,7 +425,7 @@ TEST(MeasuredLoopCode, LatencyRecordsOutsideTheCriticalSection) {
             EXPECT_FALSE(is_call(i))
                 << "a call inside the latency loop's critical section: " << i.text() << " <"
                 << i.reference << ">\n"
-                << listing(section.code);
+                << referenced_listing(section.code);
             stores += is_store(i);
         }
         for (const auto& i : plain.code) plain_stores += is_store(i);
@@ -436,7 +436,7 @@ TEST(MeasuredLoopCode, LatencyRecordsOutsideTheCriticalSection) {
         EXPECT_LE(stores, plain_stores)
             << "the latency loop stores more while holding the lock than the throughput loop "
                "(histogram updates before the release?)\nwith --latency:\n"
-            << listing(section.code) << "without:\n"
-            << listing(plain.code);
+            << referenced_listing(section.code) << "without:\n"
+            << referenced_listing(plain.code);
     }
 }
