@@ -71,7 +71,7 @@ neoverse-n1)
         --event cycles,instructions,stxr_fail,stxr_pass,strex,ldrex,bus_access,mem_access,arm_n1::INST_RETIRED,arm_n1::CPU_CYCLES,arm_n1::BR_RETIRED,arm_n1::INST_SPEC \
         -o "$out/multiplex.json"
     # Four threads on two CPUs: holders are preempted and waiters spin, so the acquire loop
-    # holds most cycles samples.
+    # gathers the cycles samples (tests/arm-system/check.py says how much that is under QEMU).
     step sample "$lp" --lock tas@llsc --threads 4 --delay none --duration 300ms --trials 1 \
         --event cycles,instructions --sample-event cycles --sampler perf --annotate-top 1 \
         --samples-out "$out/samples.json" -o "$out/sample.json"
