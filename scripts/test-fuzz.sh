@@ -48,7 +48,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:allocator_m
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 # Targets run side by side, one per CPU (LOCKPROF_FUZZ_JOBS to change it): each is one
-# single-threaded process. test.sh runs them one at a time, beside its ASan tests.
+# single-threaded process, and the stage has the machine to itself in test.sh.
 jobs="${LOCKPROF_FUZZ_JOBS:-$(nproc)}"
 for target in "${targets[@]}"; do
   [[ -x $build/tests/fuzz/fuzz_$target ]] || { echo "test-fuzz: no target '$target' ($build/tests/fuzz/fuzz_$target)" >&2; exit 2; }

@@ -2,12 +2,12 @@
 # The whole test suite on a fresh Debian machine: installs what is missing, builds (and lockprof
 # alone without -g, build-release/), runs every test through CTest, then the unit, CLI and
 # integration tests under ASan+UBSan (clang; the same build makes the fuzz targets) and the unit
-# tests under TSan (clang too). Beside those x86 stages, from the end of the builds on, the
-# aarch64 stage (cross build, qemu-user; scripts/test-aarch64.sh) and then the emulated arm64
-# system stage (a real kernel PMU driver under qemu-system-aarch64; scripts/test-arm-system.sh)
-# run in the background (scripts/lib/aarch64-stages.sh), and from the ASan tests on the fuzz
-# targets for a bounded time (libFuzzer; scripts/test-fuzz.sh); their output is kept in
-# build/aarch64-stages.log and build/fuzz.log and printed at the end. The tests' own code compiles -Og (-O0 with clang) in every build
+# tests under TSan (clang too), then the fuzz targets for a bounded time (libFuzzer;
+# scripts/test-fuzz.sh). Beside those x86 stages, from the end of the builds on, the aarch64
+# stage (cross build, qemu-user; scripts/test-aarch64.sh) and then the emulated arm64 system
+# stage (a real kernel PMU driver under qemu-system-aarch64; scripts/test-arm-system.sh) run in
+# the background (scripts/lib/aarch64-stages.sh), their output kept in build/aarch64-stages.log
+# and printed at the end. The tests' own code compiles -Og (-O0 with clang) in every build
 # (tests/CMakeLists.txt says which parts keep the build's flags).
 #   LOCKPROF_SKIP_SANITIZERS=1 scripts/test.sh   skips the sanitizer builds (local iteration)
 #   LOCKPROF_SKIP_FUZZ=1 scripts/test.sh         skips the fuzz stage
@@ -49,60 +49,17 @@ print_stage_times() {
   printf '  %-28s %5s %6s\n' "total" "$((SECONDS - start))" "$((children_cpu + beside_cpu))"
   rm -f "$times_file"
 }
-# Stages that run beside the x86 ones (the aarch64 stages, the fuzz stage), each in its own
-# session (setsid), started from a subshell that exits at once, so they are not this shell's
-# children: bash adds a child's CPU time to `times` whenever it reaps it, which would charge
-# theirs to whichever x86 stage was running; their own lines say what they used. Each writes
-# build/NAME.log, build/NAME.status (its exit code) and build/NAME.times ("name|wall|cpu" per
-# stage). Entries: "NAME|PID".
-beside=()
-start_beside() {  # start_beside NAME COMMAND... (COMMAND gets TIMES_FILE STATUS_FILE appended)
-  local name=$1
-  shift
-  : >"$root/build/$name.times"
-  rm -f "$root/build/$name.status"
-  local pid
-  pid=$(
-    setsid bash -c '"${@:3}" "$1"; echo $? >"$2"' _ "$root/build/$name.times" \
-      "$root/build/$name.status" "$@" >"$root/build/$name.log" 2>&1 </dev/null &
-    echo $!
-  )
-  beside+=("$name|$pid")
-}
-# Waits for a stage started beside, prints its output and adds its times; fails the run if it
-# failed.
-finish_beside() {  # finish_beside NAME
-  local entry name pid rc stage_label wall cpu
-  for entry in "${beside[@]}"; do
-    IFS='|' read -r name pid <<<"$entry"
-    [[ $name == "$1" ]] || continue
-    stage "$name: waiting"
-    while kill -0 "$pid" 2>/dev/null; do sleep 2; done
-    rc=$(cat "$root/build/$name.status" 2>/dev/null || echo "unknown (no status written)")
-    echo "== $name (ran beside the x86 stages) =="
-    cat "$root/build/$name.log"
-    while IFS='|' read -r stage_label wall cpu; do
-      stage_times+=("$stage_label (beside)|$wall|$cpu")
-      beside_cpu=$((beside_cpu + cpu))
-    done <"$root/build/$name.times"
-    beside=("${beside[@]/$entry/}")
-    [[ $rc == 0 ]] || { echo "== $name FAILED (exit $rc): output above ==" >&2; exit 1; }
-  done
-}
-stop_beside() {
-  local entry name pid
-  for entry in "${beside[@]}"; do
-    [[ -n $entry ]] || continue
-    IFS='|' read -r name pid <<<"$entry"
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM -- "-$pid" 2>/dev/null || true
-      echo "== $name stopped: the x86 stages failed first (their output so far: build/$name.log) =="
-    fi
-  done
+# The aarch64 stages' own session (setsid), stopped when this script ends first.
+arm_pid=""
+stop_aarch64_stages() {
+  if [[ -n $arm_pid ]] && kill -0 "$arm_pid" 2>/dev/null; then
+    kill -TERM -- "-$arm_pid" 2>/dev/null || true
+    echo "== aarch64 stages stopped: the x86 stages failed first (their output so far: build/aarch64-stages.log) =="
+  fi
 }
 on_exit() {
   local rc=$?
-  stop_beside
+  stop_aarch64_stages
   print_stage_times
   return $rc
 }
@@ -140,9 +97,21 @@ export LOCKPROF_RELEASE_BIN="$root/build-release/lockprof"
 # 210 s), as did the x86 test runs (233 s of CPU in 202 s): side by side, what one leaves idle
 # the other's compiles take. The arm-system stage re-annotates guest samples with build/lockprof,
 # built above.
+# They are started from a subshell that exits at once, so they are not this shell's children:
+# bash adds a child's CPU time to `times` whenever it reaps it, which would charge theirs to
+# whichever x86 stage was running; their own lines say what they used.
+arm_times="$root/build/aarch64-stages.times"
+arm_log="$root/build/aarch64-stages.log"
+arm_status="$root/build/aarch64-stages.status"
 if [[ "${LOCKPROF_SKIP_AARCH64:-0}" != 1 ]]; then
+  : >"$arm_times"
+  rm -f "$arm_status"
   echo "== aarch64 stages started beside the x86 stages (output: build/aarch64-stages.log) =="
-  start_beside aarch64-stages "$root/scripts/lib/aarch64-stages.sh"
+  arm_pid=$(
+    setsid bash -c '"$0" "$1"; echo $? >"$2"' "$root/scripts/lib/aarch64-stages.sh" \
+      "$arm_times" "$arm_status" >"$arm_log" 2>&1 </dev/null &
+    echo $!
+  )
 fi
 
 stage tests
@@ -193,24 +162,30 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     runner=()
     # TSan needs the address space layout it expects; ASLR-heavy kernels break it.
     if [[ $sanitizer == thread ]] && command -v setarch >/dev/null; then runner=(setarch "$(uname -m)" -R); fi
-    # Every parser of outside input under libFuzzer, ASan and UBSan, each target for
-    # LOCKPROF_FUZZ_SECONDS (10) s (scripts/test-fuzz.sh), with the targets this build made:
-    # beside the ASan tests, one target at a time. The tests leave most of a core idle (they
-    # wait on trials, perf, PostgreSQL and Chromium: 224 s of CPU in 255 s for the native
-    # ones), and as a stage of its own the fuzzing took 90 s at the end of the run.
-    if [[ $sanitizer == address,undefined && ${LOCKPROF_SKIP_FUZZ:-0} != 1 ]]; then
-      echo "== fuzz targets started beside the ASan tests (output: build/fuzz.log) =="
-      start_beside fuzz env LOCKPROF_FUZZ_BUILD="$dir" LOCKPROF_FUZZ_JOBS=1 \
-        "$root/scripts/lib/timed-stage.sh" fuzz "$root/scripts/test-fuzz.sh"
-    fi
     "${runner[@]}" ctest --test-dir "$dir" -L "$labels" --output-on-failure -j "$jobs"
   done
-  [[ ${LOCKPROF_SKIP_FUZZ:-0} == 1 ]] || finish_beside fuzz
-elif [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
-  # Without the sanitizer builds test-fuzz.sh makes its own build in build-fuzz/.
+fi
+
+if [[ "${LOCKPROF_SKIP_FUZZ:-0}" != 1 ]]; then
+  # Every parser of outside input under libFuzzer, ASan and UBSan, each target for
+  # LOCKPROF_FUZZ_SECONDS (10) s (scripts/test-fuzz.sh). The targets come from the ASan build
+  # above; with LOCKPROF_SKIP_SANITIZERS=1 test-fuzz.sh makes its own build in build-fuzz/.
   stage fuzz
+  if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then export LOCKPROF_FUZZ_BUILD="$root/build-san-address"; fi
   "$root/scripts/test-fuzz.sh"
 fi
 
-[[ ${LOCKPROF_SKIP_AARCH64:-0} == 1 ]] || finish_beside aarch64-stages
+if [[ -n $arm_pid ]]; then
+  stage "aarch64 stages: waiting"
+  while kill -0 "$arm_pid" 2>/dev/null; do sleep 2; done
+  arm_pid=""
+  arm_rc=$(cat "$arm_status" 2>/dev/null || echo "unknown (no status written)")
+  echo "== aarch64 stages (ran beside the x86 stages) =="
+  cat "$arm_log"
+  while IFS='|' read -r name wall cpu; do
+    stage_times+=("$name (beside)|$wall|$cpu")
+    beside_cpu=$((beside_cpu + cpu))
+  done <"$arm_times"
+  [[ $arm_rc == 0 ]] || { echo "== aarch64 stages FAILED (exit $arm_rc): output above ==" >&2; exit 1; }
+fi
 echo "== all tests passed in $((SECONDS - start)) s =="

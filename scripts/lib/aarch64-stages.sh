@@ -12,7 +12,16 @@ cpu_file=$(mktemp)
 trap 'rm -f "$cpu_file"' EXIT
 # shellcheck source=children-cpu.sh
 source "$root/scripts/lib/children-cpu.sh"
-run_stage aarch64 "$times_out" "$root/scripts/test-aarch64.sh" || exit $?
+run_stage() {  # run_stage NAME SCRIPT
+  local name=$1 script=$2 start=$SECONDS before rc=0
+  count_children_cpu "$cpu_file"
+  before=$children_cpu
+  "$script" || rc=$?
+  count_children_cpu "$cpu_file"
+  echo "$name|$((SECONDS - start))|$((children_cpu - before))" >>"$times_out"
+  return $rc
+}
+run_stage aarch64 "$root/scripts/test-aarch64.sh" || exit $?
 if [[ ${LOCKPROF_SKIP_ARM_SYSTEM:-0} != 1 ]]; then
-  run_stage arm-system "$times_out" "$root/scripts/test-arm-system.sh" || exit $?
+  run_stage arm-system "$root/scripts/test-arm-system.sh" || exit $?
 fi
