@@ -201,6 +201,9 @@ struct CallGraph {
 struct AcquireCallees {
     std::vector<std::optional<CallSites>> of_function;  // per function, in CellAnnotation order
     std::map<std::uint64_t, CallSites> by_target;
+    // Per function that is not acquiring, the one phase of the measured loop every call to it is
+    // made from (pthread_spin_unlock, called from the release), if there is one.
+    std::vector<std::optional<LoopPhase>> phase_of_other;
 };
 
 }  // namespace annotate_detail
@@ -355,25 +358,38 @@ AcquireCallees acquire_callees(const std::vector<HotFunction>& functions, const 
         }
         if (!changed) break;
     }
+    out.phase_of_other.resize(functions.size());
+    for (std::size_t k = 0; k < functions.size(); ++k) {
+        if (out.of_function[k]) continue;
+        const CallSites* sites = nullptr;
+        if (auto n = by_name.find(symbol_base(functions[k].name)); n != by_name.end())
+            sites = &n->second;
+        else if (auto t = out.by_target.find(graph.start_of[k]); t != out.by_target.end())
+            sites = &t->second;
+        if (sites) out.phase_of_other[k] = sites->phase;
+    }
     return out;
 }
 
 // A function the annotated code calls only from its acquire path (an outline-atomics helper,
 // __aarch64_cas4_acq; a lock's out-of-line slow path) is part of acquiring: its samples join
-// the acquire path, the loop when every call is in it, and the call's phase. What of the
-// callee is counted already (a lock function's own loop) is not added twice.
+// the acquire path, the loop when every call is in it, and the call's phase. A function called
+// only from one other phase (pthread_spin_unlock, from the release) joins that phase. What of
+// the callee is counted already (a lock function's own loop) is not added twice.
 void add_callee_weights(const std::vector<HotFunction>& functions, const AcquireCallees& callees,
                         PathWeights& weights) {
     for (std::size_t k = 0; k < functions.size(); ++k) {
         const auto& f = functions[k];
-        const auto& site = callees.of_function[k];
-        if (!site) continue;
         double counted_path = 0, counted_loop = 0, counted_phase = 0;
         for (const auto& i : f.instructions) {
             if (i.in_acquire_loop || i.in_lock) counted_path += i.weight;
             if (i.in_acquire_loop) counted_loop += i.weight;
             if (i.phase != LoopPhase::none) counted_phase += i.weight;
         }
+        if (const auto& phase = callees.phase_of_other[k])
+            weights.phase[*phase] += f.weight - counted_phase;
+        const auto& site = callees.of_function[k];
+        if (!site) continue;
         weights.path += f.weight - counted_path;
         if (site->all_acquire_loop) weights.loop += f.weight - counted_loop;
         if (site->phase) weights.phase[*site->phase] += f.weight - counted_phase;

@@ -514,9 +514,9 @@ struct UnitRange {
 };
 
 struct SymbolResolver::Impl {
-    // Per module, its function symbols by address in symbol-table order, built on the first
-    // resolve_symbol() in it.
-    std::map<Dwfl_Module*, std::unordered_map<std::uint64_t, std::vector<Alias>>> aliases;
+    // Per module, at each address that several function symbols name, the one perf names:
+    // built on the first symbol looked up in it (perf_names).
+    std::map<Dwfl_Module*, std::unordered_map<std::uint64_t, std::string>> perf_name;
     Dwfl_Callbacks callbacks{};
     char* debuginfo_path = nullptr;
     Dwfl* dwfl = nullptr;
@@ -640,41 +640,43 @@ Location SymbolResolver::resolve(std::uint64_t address) const {
 }
 
 Location SymbolResolver::resolve_symbol(std::uint64_t address) const {
-    Location loc = lookup(address, false);
-    if (!loc.has_symbol()) return loc;
-    Dwfl_Module* module = impl_->module_at(address);
-    auto [it, inserted] = impl_->aliases.try_emplace(module);
-    if (inserted) {
-        const int n = dwfl_module_getsymtab(module);
-        for (int i = 1; i < n; ++i) {
-            GElf_Sym sym;
-            GElf_Addr value = 0;
-            const char* name =
-                dwfl_module_getsym_info(module, i, &sym, &value, nullptr, nullptr, nullptr);
-            const int type = GELF_ST_TYPE(sym.st_info);
-            if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
-                (type != STT_FUNC && type != STT_GNU_IFUNC))
-                continue;
-            it->second[value].push_back({name, GELF_ST_BIND(sym.st_info), sym.st_size});
-        }
-    }
-    // perf keeps one symbol per address: walking them in table order, each next one that
-    // choose_best_symbol prefers replaces the one kept. It sizes them first
-    // (symbols__fixup_end): an empty symbol ends where the next one begins, which leaves the
-    // last of the address's aliases sized and the others empty.
-    auto group = it->second.find(loc.symbol_start);
-    if (group == it->second.end() || group->second.size() < 2) return loc;
-    std::vector<Alias> sized = group->second;
-    if (sized.back().size == 0) sized.back().size = 1;
-    const Alias* kept = &sized.front();
-    for (const auto& next : sized)
-        if (perf_prefers(*kept, next)) kept = &next;
-    if (kept->name != loc.linkage_name) {
-        loc.linkage_name = kept->name;
-        loc.symbol = demangle(kept->name);
-    }
-    return loc;
+    return lookup(address, false);
 }
+
+namespace {
+
+// At each address of `module` that several function symbols name (glibc's aliases: "mmap",
+// "__mmap", "mmap64"), the one perf keeps. Walking them in symbol-table order, each next one
+// that choose_best_symbol prefers replaces the one kept; perf sizes them first
+// (symbols__fixup_end): an empty symbol ends where the next one begins, which leaves the last
+// of the address's aliases sized and the others empty.
+std::unordered_map<std::uint64_t, std::string> perf_names(Dwfl_Module* module) {
+    std::unordered_map<std::uint64_t, std::vector<Alias>> at;
+    const int n = dwfl_module_getsymtab(module);
+    for (int i = 1; i < n; ++i) {
+        GElf_Sym sym;
+        GElf_Addr value = 0;
+        const char* name =
+            dwfl_module_getsym_info(module, i, &sym, &value, nullptr, nullptr, nullptr);
+        const int type = GELF_ST_TYPE(sym.st_info);
+        if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+            (type != STT_FUNC && type != STT_GNU_IFUNC))
+            continue;
+        at[value].push_back({name, GELF_ST_BIND(sym.st_info), sym.st_size});
+    }
+    std::unordered_map<std::uint64_t, std::string> chosen;
+    for (auto& [address, group] : at) {
+        if (group.size() < 2) continue;
+        if (group.back().size == 0) group.back().size = 1;
+        const Alias* kept = &group.front();
+        for (const auto& next : group)
+            if (perf_prefers(*kept, next)) kept = &next;
+        chosen.emplace(address, kept->name);
+    }
+    return chosen;
+}
+
+}  // namespace
 
 Location SymbolResolver::lookup(std::uint64_t address, bool with_line) const {
     Location loc;
@@ -713,6 +715,12 @@ Location SymbolResolver::lookup(std::uint64_t address, bool with_line) const {
         // (the stubs of .plt, whose start carries a $x).
         if (symbol && is_mapping_symbol(symbol)) symbol = nullptr;
         if (symbol) {
+            // libdwfl names an address by any of its aliases; perf's pick is the one name
+            // every output uses (annotation, flamegraphs, folding a perf.data file).
+            auto [names, first] = impl_->perf_name.try_emplace(module);
+            if (first) names->second = perf_names(module);
+            if (auto alias = names->second.find(address - offset); alias != names->second.end())
+                symbol = alias->second.c_str();
             loc.linkage_name = symbol;
             loc.symbol = demangle(symbol);
             loc.offset = offset;

@@ -41,6 +41,14 @@ double acquire_path_share(const std::string& block) {
     return std::stod(m[1]);
 }
 
+// The share a function's line gives ("   49.58%  pthread_spin_lock  [libc.so.6]"), -1 if none.
+double function_share(const std::string& block, const std::string& function) {
+    std::smatch m;
+    const std::regex line("\\n +([0-9.]+)%  " + function + "  \\[");
+    if (!std::regex_search(block, m, line)) return -1;
+    return std::stod(m[1]);
+}
+
 // Lines of the listing inside the acquire loop that carry a sample share.
 int sampled_loop_lines(const std::string& block) {
     static const std::regex line(R"(\n\s+[0-9]+\.[0-9]{2}  \|\s+[0-9a-f]+  )");
@@ -101,8 +109,14 @@ TEST(CliSampling, AFunctionCalledOnlyToAcquireIsInTheAcquirePath) {
     const auto r = sampled_run("pthread-spin", {"--sample"}, dir);
     ASSERT_EQ(r.cli.exit_code, 0) << r.cli.err;
     ASSERT_FALSE(r.block.empty()) << r.cli.out;
-    EXPECT_GT(acquire_path_share(r.block), 50.0) << r.block;
+    // All of libc's function is acquiring, whatever share the loop around it takes (under ASan
+    // the instrumented harness took 28% and the path 49.6%: ">50%" failed CI by 0.4).
+    const double in_lock = function_share(r.block, "pthread_spin_lock");
+    EXPECT_GT(in_lock, 10.0) << r.block;
+    EXPECT_GE(acquire_path_share(r.block), in_lock - 0.01) << r.block;
     EXPECT_LE(acquire_path_share(r.block), 100.0) << r.block;
+    // Its unlock, an alias of pthread_spin_init in x86_64's glibc, is named as perf names it.
+    EXPECT_EQ(r.block.find("pthread_spin_init"), std::string::npos) << r.block;
     // aarch64's .plt starts with the "$x" mapping symbol, which named the stub's samples.
     EXPECT_FALSE(std::regex_search(r.block, std::regex(R"(%  \$[a-z])"))) << r.block;
     const auto phases = r.block.find("measured loop by phase");

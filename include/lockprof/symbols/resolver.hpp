@@ -71,15 +71,17 @@ class SymbolResolver {
         return SymbolResolver(process_modules(pid));
     }
 
+    // Of several function symbols at one address (glibc's aliases: "mmap", "__mmap", "mmap64";
+    // "pthread_spin_unlock", "pthread_spin_init") it names the one perf names, so that every
+    // output calls a function alike: walking them in symbol-table order, the later one replaces
+    // the kept one when it is sized and the kept one is not, not weak where the kept one is,
+    // global where it is not, has fewer leading underscores, or a longer name (perf's
+    // choose_best_symbol).
     Location resolve(std::uint64_t address) const;
 
     // resolve() without the source line (and not cached): module and symbol only, for callers
     // that name many addresses and keep their own cache (folding a perf.data file); DWARF line
-    // tables are not loaded. Of several function symbols at one address (glibc's aliases:
-    // "mmap", "__mmap", "mmap64") it names the one perf names: walking them in symbol-table
-    // order, the later one replaces the kept one when it is sized and the kept one is not, not
-    // weak where the kept one is, global where it is not, has fewer leading underscores, or a
-    // longer name (perf's choose_best_symbol).
+    // tables are not loaded.
     Location resolve_symbol(std::uint64_t address) const;
 
     // Only the source file and line of `address` ({"", 0} without DWARF), what resolve() gives

@@ -155,5 +155,22 @@ TEST_F(AnnotateLockCallees, UnnamedHelperTheLocksFunctionCallsIsInTheAcquirePath
     }
 }
 
+// pthread_spin_unlock, which the measured loop calls only from its release, is the release:
+// before, its samples belonged to no phase, and on x86_64 its function was named
+// "pthread_spin_init" (an alias at its address), which no call of the loop names.
+TEST_F(AnnotateLockCallees, FunctionCalledOnlyToReleaseIsTheRelease) {
+    const auto unlock = reinterpret_cast<std::uint64_t>(dlsym(RTLD_DEFAULT, "pthread_spin_unlock"));
+    ASSERT_NE(unlock, 0u);
+    const auto a = annotate(resolver_, {{code_->loop, 4}, {unlock, 2}});
+    const auto* f = named(a, "pthread_spin_unlock");
+    ASSERT_NE(f, nullptr) << "pthread_spin_unlock is named otherwise: " << a.functions.back().name;
+    if (a.phases_without_lines) GTEST_SKIP() << "built without line information: no release";
+    const auto release = std::find_if(a.phase_shares.begin(), a.phase_shares.end(),
+                                      [](const auto& p) { return p.first == LoopPhase::release; });
+    ASSERT_NE(release, a.phase_shares.end());
+    EXPECT_DOUBLE_EQ(release->second, 2.0 / 6.0);
+    EXPECT_DOUBLE_EQ(a.acquire_path_share, 0);
+}
+
 }  // namespace
 }  // namespace lockprof::attribution
