@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <utility>
@@ -49,6 +50,35 @@ double function_share(const std::string& block, const std::string& function) {
     return std::stod(m[1]);
 }
 
+// Each phase's share from "measured loop by phase (of all samples): acquire 49.6%, ...".
+std::map<std::string, double> phase_shares(const std::string& block) {
+    std::map<std::string, double> shares;
+    const auto at = block.find("measured loop by phase (of all samples): ");
+    if (at == std::string::npos) return shares;
+    const std::string line = block.substr(at, block.find('\n', at) - at);
+    static const std::regex phase(R"(([a-z][a-z ]*) ([0-9.]+)%)");
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), phase);
+         it != std::sregex_iterator(); ++it)
+        shares[(*it)[1]] = std::stod((*it)[2]);
+    return shares;
+}
+
+// The contended lock's samples are mostly acquiring. Under ASan the instrumented loop harness
+// takes a share of its own (28% of pthread-spin's samples in one CI run, which left its acquire
+// path at 49.6%): there acquiring must be the largest phase, elsewhere over half of all.
+void expect_mostly_acquiring(const std::string& block) {
+    const double path = acquire_path_share(block);
+#if defined(LOCKPROF_TEST_ASAN)
+    EXPECT_GT(path, 0.0) << block;
+#else
+    EXPECT_GT(path, 50.0) << block;
+#endif
+    for (const auto& [phase, share] : phase_shares(block)) {
+        if (phase.starts_with("acquire")) continue;
+        EXPECT_GT(path, share) << phase << ": " << block;
+    }
+}
+
 // Lines of the listing inside the acquire loop that carry a sample share.
 int sampled_loop_lines(const std::string& block) {
     static const std::regex line(R"(\n\s+[0-9]+\.[0-9]{2}  \|\s+[0-9a-f]+  )");
@@ -89,7 +119,7 @@ TEST(CliSampling, TasSamplesLandOnItsExchangeLoop) {
     // The run says which sampler it used and why (printed under the table, kept in notes).
     const auto notes = nlohmann::json::parse(read_all(dir / "samples.json"))["notes"].dump();
     EXPECT_NE(notes.find("sampling: "), std::string::npos) << notes;
-    EXPECT_GT(acquire_path_share(r.block), 50.0) << r.block;
+    expect_mostly_acquiring(r.block);
     EXPECT_GE(sampled_loop_lines(r.block), 1) << r.block;
     EXPECT_NE(r.block.find("measured_loop<TasLock<"), std::string::npos) << r.block;
     if (r.arch != "x86_64") GTEST_SKIP() << "instruction names checked on x86_64 only";
@@ -113,7 +143,9 @@ TEST(CliSampling, AFunctionCalledOnlyToAcquireIsInTheAcquirePath) {
     // the instrumented harness took 28% and the path 49.6%: ">50%" failed CI by 0.4).
     const double in_lock = function_share(r.block, "pthread_spin_lock");
     EXPECT_GT(in_lock, 10.0) << r.block;
-    EXPECT_GE(acquire_path_share(r.block), in_lock - 0.01) << r.block;
+    // (The path's share is printed to 0.1, the function's to 0.01.)
+    EXPECT_GE(acquire_path_share(r.block), in_lock - 0.06) << r.block;
+    expect_mostly_acquiring(r.block);
     EXPECT_LE(acquire_path_share(r.block), 100.0) << r.block;
     // Its unlock, an alias of pthread_spin_init in x86_64's glibc, is named as perf names it.
     EXPECT_EQ(r.block.find("pthread_spin_init"), std::string::npos) << r.block;
@@ -132,7 +164,7 @@ TEST(CliSampling, CasSamplesLandOnItsCompareExchange) {
     const auto r = sampled_run("cas", {"--sample"}, dir);
     ASSERT_EQ(r.cli.exit_code, 0) << r.cli.err;
     ASSERT_FALSE(r.block.empty()) << r.cli.out;
-    EXPECT_GT(acquire_path_share(r.block), 50.0) << r.block;
+    expect_mostly_acquiring(r.block);
 #if defined(LOCKPROF_TEST_ASAN)
     GTEST_SKIP() << "the retry loop's rows and instruction names are checked in the "
                     "uninstrumented builds: the sanitizers add code to the acquire path, and "
@@ -153,7 +185,7 @@ TEST(CliSampling, TimerSamplerForced) {
               std::string::npos)
         << doc["notes"].dump();
     EXPECT_NE(r.block.find("(timer sampler, cpu-clock"), std::string::npos) << r.block;
-    EXPECT_GT(acquire_path_share(r.block), 50.0) << r.block;
+    expect_mostly_acquiring(r.block);
     EXPECT_EQ(doc["sampling"]["sampler"], "timer");
     const auto& thread = doc["cells"][0]["trials"][0]["threads"][0];
     EXPECT_TRUE(thread["sampled"].get<bool>());
