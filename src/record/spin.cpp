@@ -392,6 +392,19 @@ void note_missing_records(const SpinRecording& recording, SpinProfile& out) {
     if (recording.lost)
         out.notes.push_back(
             fmt::format("spin: {} probe records were lost (ring buffers full)", recording.lost));
+    // The kernel says how many records it could not write in a record of its own, at its next
+    // write to that buffer: losses after the last one are in no count.
+    if (recording.found_full)
+        out.notes.push_back(fmt::format(
+            "spin: the probe buffers were found full {} time{}: the kernel reports a buffer's "
+            "losses only when it next writes there, so calls lost just before the probes "
+            "stopped are in no lost-record count",
+            recording.found_full, recording.found_full == 1 ? "" : "s"));
+    if (recording.unreadable)
+        out.notes.push_back(fmt::format(
+            "spin: {} probe records could not be read (not in the layout lockprof asked the "
+            "kernel for); their calls are missing from the figures: please report this",
+            recording.unreadable));
 }
 
 // --call-graph dwarf: what the call stacks leave out.

@@ -229,6 +229,8 @@ void SpinProbes::finish(const std::function<void(pid_t)>& on_entry,
     auto& recording = *recording_;
     for (const auto& c : sampler_->counts()) recording.kernel_entries.push_back(c.entries);
     recording.lost = sampler_->lost();
+    recording.found_full = sampler_->found_full();
+    recording.unreadable = sampler_->unreadable();
     recording.stacks_lost = sampler_->stacks_lost();
     for (auto& n : sampler_->notes()) notes_.add(std::move(n));
     // Strings of processes that ended before they were read: from their mapped files.

@@ -54,6 +54,13 @@ struct RingBuffer {
     std::vector<TaskEvent> events;  // with attr.mmap/comm/task and sample_id_all
     std::uint64_t lost = 0;
     std::uint64_t throttled = 0;
+    // Drains that found it full (less than kFullMargin free). The kernel reports the records it
+    // could not write in a PERF_RECORD_LOST at its next write to the buffer; when none follows
+    // (the target ended, the events were disabled) those losses are in no record.
+    std::uint64_t found_full = 0;
+    static constexpr std::uint64_t kFullMargin = 1024;
+    // Records of a sampler's own layout (for_each_record's callers) it could not read.
+    std::uint64_t unreadable = 0;
     // How its records are laid out (layout_of(attr)); kSampleType with sample_id_all unless
     // set when the buffer is mapped.
     RecordLayout layout{kSampleType, 0, true, 0};
@@ -86,6 +93,7 @@ struct RingBuffer {
         const auto* data = static_cast<const unsigned char*>(base) + meta->data_offset;
         const std::uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
         std::uint64_t tail = meta->data_tail;
+        if (meta->data_size && head - tail + kFullMargin >= meta->data_size) ++found_full;
         std::vector<unsigned char> record;
         while (tail < head) {
             perf_event_header header;

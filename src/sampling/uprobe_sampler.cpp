@@ -325,9 +325,68 @@ void UprobeSampler::keep_probes_in_every_process(int cpu) {
     }
 }
 
-std::vector<UprobeHit> UprobeSampler::drain() {
+std::optional<UprobeHit> UprobeSampler::read_hit(const unsigned char* body, std::size_t size,
+                                                 bool& stack_record) const {
     const auto& abi = arch::call_abi();
     const auto& unwind = arch::unwind_registers();
+    Reader r{body, size};
+    std::uint64_t id = 0, pid_tid = 0, time = 0;
+    if (!r.u64(id) || !r.u64(pid_tid) || !r.u64(time)) return std::nullopt;
+    const auto it = ids_.find(id);
+    if (it == ids_.end()) return std::nullopt;
+    const Event& event = events_[it->second];
+    stack_record = event.is_stack;
+    UprobeHit hit;
+    hit.probe = event.probe;
+    hit.is_return = event.is_return;
+    hit.pid = static_cast<std::uint32_t>(pid_tid & 0xffffffffu);
+    hit.tid = static_cast<std::uint32_t>(pid_tid >> 32);
+    hit.time_ns = time;
+    if (event.is_stack) {
+        // The unwinder's registers, then the stack copy: a record that does not hold them
+        // whole is dropped (its entry is recorded apart anyway).
+        std::uint64_t regs_abi = 0;
+        if (!r.u64(regs_abi) || regs_abi != PERF_SAMPLE_REGS_ABI_64) return std::nullopt;
+        hit.user_regs.resize(unwind.sampled);
+        for (auto& reg : hit.user_regs)
+            if (!r.u64(reg)) return std::nullopt;
+        std::uint64_t stack_size = 0;
+        if (!r.u64(stack_size) || stack_size == 0 || r.left < stack_size + 8) return std::nullopt;
+        std::uint64_t dyn = 0;
+        std::memcpy(&dyn, r.p + stack_size, 8);
+        hit.user_stack.assign(r.p, r.p + std::min(stack_size, dyn));
+        hit.is_stack = true;
+        hit.regs =
+            arch::select_registers(unwind.sample_regs_user, hit.user_regs, abi.sample_regs_user);
+        hit.return_address = arch::return_address(abi, hit.regs, hit.user_stack);
+    } else if (!event.is_return) {
+        std::uint64_t regs_abi = 0;
+        if (!r.u64(regs_abi)) return std::nullopt;
+        if (regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+            hit.regs.resize(abi.registers);
+            for (auto& reg : hit.regs)
+                if (!r.u64(reg)) return std::nullopt;
+        }
+        std::vector<unsigned char> stack;
+        if (abi.return_address_on_stack) {
+            std::uint64_t stack_size = 0;
+            if (r.u64(stack_size) && stack_size > 0 && r.left >= stack_size + 8) {
+                std::uint64_t dyn = 0;
+                std::memcpy(&dyn, r.p + stack_size, 8);
+                stack.assign(r.p, r.p + std::min(stack_size, dyn));
+                r.skip(stack_size + 8);
+            }
+        }
+        hit.return_address = arch::return_address(abi, hit.regs, stack);
+    } else {
+        std::uint64_t regs_abi = 0, value = 0;
+        if (r.u64(regs_abi) && regs_abi != PERF_SAMPLE_REGS_ABI_NONE && r.u64(value))
+            hit.return_value = arch::return_value(abi, std::span<const std::uint64_t>(&value, 1));
+    }
+    return hit;
+}
+
+std::vector<UprobeHit> UprobeSampler::drain() {
     std::vector<UprobeHit> out;
     std::vector<std::shared_ptr<RingBuffer>> all = rings_;
     all.insert(all.end(), stack_rings_.begin(), stack_rings_.end());
@@ -343,61 +402,11 @@ std::vector<UprobeHit> UprobeSampler::drain() {
                     return;
                 }
                 if (header.type != PERF_RECORD_SAMPLE) return;
-                Reader r{body, size};
-                std::uint64_t id = 0, pid_tid = 0, time = 0;
-                if (!r.u64(id) || !r.u64(pid_tid) || !r.u64(time)) return;
-                const auto it = ids_.find(id);
-                if (it == ids_.end()) return;
-                const Event& event = events_[it->second];
-                UprobeHit hit;
-                hit.probe = event.probe;
-                hit.is_return = event.is_return;
-                hit.pid = static_cast<std::uint32_t>(pid_tid & 0xffffffffu);
-                hit.tid = static_cast<std::uint32_t>(pid_tid >> 32);
-                hit.time_ns = time;
-                if (event.is_stack) {
-                    // The unwinder's registers, then the stack copy: a record that does not
-                    // hold them whole is dropped (its entry is recorded apart anyway).
-                    std::uint64_t regs_abi = 0;
-                    if (!r.u64(regs_abi) || regs_abi != PERF_SAMPLE_REGS_ABI_64) return;
-                    hit.user_regs.resize(unwind.sampled);
-                    for (auto& reg : hit.user_regs)
-                        if (!r.u64(reg)) return;
-                    std::uint64_t stack_size = 0;
-                    if (!r.u64(stack_size) || stack_size == 0 || r.left < stack_size + 8) return;
-                    std::uint64_t dyn = 0;
-                    std::memcpy(&dyn, r.p + stack_size, 8);
-                    hit.user_stack.assign(r.p, r.p + std::min(stack_size, dyn));
-                    hit.is_stack = true;
-                    hit.regs = arch::select_registers(unwind.sample_regs_user, hit.user_regs,
-                                                      abi.sample_regs_user);
-                    hit.return_address = arch::return_address(abi, hit.regs, hit.user_stack);
-                } else if (!event.is_return) {
-                    std::uint64_t regs_abi = 0;
-                    if (!r.u64(regs_abi)) return;
-                    if (regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
-                        hit.regs.resize(abi.registers);
-                        for (auto& reg : hit.regs)
-                            if (!r.u64(reg)) return;
-                    }
-                    std::vector<unsigned char> stack;
-                    if (abi.return_address_on_stack) {
-                        std::uint64_t stack_size = 0;
-                        if (r.u64(stack_size) && stack_size > 0 && r.left >= stack_size + 8) {
-                            std::uint64_t dyn = 0;
-                            std::memcpy(&dyn, r.p + stack_size, 8);
-                            stack.assign(r.p, r.p + std::min(stack_size, dyn));
-                            r.skip(stack_size + 8);
-                        }
-                    }
-                    hit.return_address = arch::return_address(abi, hit.regs, stack);
-                } else {
-                    std::uint64_t regs_abi = 0, value = 0;
-                    if (r.u64(regs_abi) && regs_abi != PERF_SAMPLE_REGS_ABI_NONE && r.u64(value))
-                        hit.return_value =
-                            arch::return_value(abi, std::span<const std::uint64_t>(&value, 1));
-                }
-                out.push_back(std::move(hit));
+                bool stack_record = false;
+                if (auto hit = read_hit(body, size, stack_record))
+                    out.push_back(std::move(*hit));
+                else if (!stack_record)
+                    ++ring->unreadable;
             });
     }
     return out;
@@ -423,6 +432,24 @@ std::uint64_t UprobeSampler::lost() const {
     for (const auto& ring : rings_) {
         std::lock_guard guard(ring->mutex);
         total += ring->lost;
+    }
+    return total;
+}
+
+std::uint64_t UprobeSampler::unreadable() const {
+    std::uint64_t total = 0;
+    for (const auto& ring : rings_) {
+        std::lock_guard guard(ring->mutex);
+        total += ring->unreadable;
+    }
+    return total;
+}
+
+std::uint64_t UprobeSampler::found_full() const {
+    std::uint64_t total = 0;
+    for (const auto& ring : rings_) {
+        std::lock_guard guard(ring->mutex);
+        total += ring->found_full;
     }
     return total;
 }

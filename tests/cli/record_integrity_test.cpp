@@ -184,10 +184,18 @@ TEST_P(CliRecordIntegrity, TargetsOwnChecksPassAndItsExitStatusIsKept) {
                   std::string::npos)
             << "records were missing without a word: " << spin.dump(1);
         // A running target's call can also be in flight when the probes stop: one per task.
+        // And the kernel counts a buffer's losses in a record it writes at its next write there:
+        // losses after the last one (the drains behind when the target ended) are in no count.
+        // Under ASan with stack copies in CI, 1 record was said lost and 184 entries missed.
+        // lockprof says when a drain found a buffer full; then those can be the missing ones.
         const long in_flight = target == Target::command ? 0 : 3 * (kThreads + 1);
-        EXPECT_GE(records_lost(spin) + in_flight, kernel_entries - entries)
-            << "more entries missing than the kernel says were lost: " << spin.dump(1);
+        if (notes.find("the probe buffers were found full") == std::string::npos) {
+            EXPECT_GE(records_lost(spin) + in_flight, kernel_entries - entries)
+                << "more entries missing than the kernel says were lost: " << spin.dump(1);
+        }
     }
+    // Every record the kernel wrote could be read.
+    EXPECT_EQ(spin["notes"].dump().find("could not be read"), std::string::npos) << spin.dump(1);
     if (target == Target::command) {
         EXPECT_EQ(kernel_entries, kRounds * kSlowCallsPerRound) << spin.dump(1);
     } else {

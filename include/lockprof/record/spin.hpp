@@ -115,6 +115,8 @@ struct SpinRecording {
     std::vector<SpinHit> hits;
     std::vector<std::uint64_t> kernel_entries;  // per probe: the kernel's exact count
     std::uint64_t lost = 0;                     // records lost to full buffers
+    std::uint64_t found_full = 0;               // drains that found an entry/return buffer full
+    std::uint64_t unreadable = 0;               // entry/return records that could not be read
     std::uint32_t stack_size = 0;   // --call-graph dwarf,SIZE: bytes per stack copy; 0: none
     std::uint64_t stacks_seen = 0;  // entries' stack records received
     std::uint64_t stacks_lost = 0;  // stack records lost to full stack buffers

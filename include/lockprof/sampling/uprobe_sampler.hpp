@@ -94,6 +94,12 @@ class UprobeSampler {
     };
     std::vector<Counts> counts() const;
     std::uint64_t lost() const;
+    // Entry and return records lockprof could not read (not in the layout it asked for, or of
+    // an event it did not open): none, unless the kernel and lockprof disagree.
+    std::uint64_t unreadable() const;
+    // Drains that found an entry and return buffer full: its last losses may be in no
+    // PERF_RECORD_LOST, which the kernel writes only at its next write there.
+    std::uint64_t found_full() const;
     // Stack records lost to full stack buffers (the entries and returns are not affected).
     std::uint64_t stacks_lost() const;
     std::vector<std::string> notes() const { return {notes_.begin(), notes_.end()}; }
@@ -121,6 +127,10 @@ class UprobeSampler {
     void enable(std::size_t first_event);
     void keep_probes_in_every_process(int cpu);
     void refuse(std::size_t target, int error);
+    // One PERF_RECORD_SAMPLE's hit; nullopt when it cannot be read, with `stack_record` set
+    // when it was a stack event's.
+    std::optional<UprobeHit> read_hit(const unsigned char* body, std::size_t size,
+                                      bool& stack_record) const;
 
     pmu::UprobePmu pmu_;
     // Inherited probes' definitions, and per target the tracepoint ids of its entry and return:

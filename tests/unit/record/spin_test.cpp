@@ -157,6 +157,29 @@ TEST(SpinAnalysis, LostRecordsAreSaid) {
     EXPECT_NE(p.notes[1].find("spin: 8 probe records were lost"), std::string::npos) << p.notes[1];
 }
 
+// A drain that found a buffer full and records that could not be read are said too: the first
+// is why the lost count can be lower than the entries missing (CliRecordIntegrity reads it),
+// the second a disagreement between the kernel and lockprof that must not pass in silence.
+TEST(SpinAnalysis, FullBuffersAndUnreadableRecordsAreSaid) {
+    SpinRecording rec;
+    SpinProbe probe;
+    probe.function = "s_lock";
+    probe.path = "/x";
+    rec.probes.push_back(probe);
+    rec.kernel_entries = {1};
+    rec.hits = {entry(1, 10, 1, 0, ""), ret(1, 20)};
+    rec.found_full = 3;
+    rec.unreadable = 2;
+    const auto p = analyse_spin(rec, nullptr);
+    ASSERT_EQ(p.notes.size(), 2u) << fmt::format("{}", p.notes);
+    EXPECT_NE(p.notes[0].find("spin: the probe buffers were found full 3 times"), std::string::npos)
+        << p.notes[0];
+    EXPECT_NE(p.notes[1].find("spin: 2 probe records could not be read"), std::string::npos)
+        << p.notes[1];
+    rec.found_full = rec.unreadable = 0;
+    EXPECT_TRUE(analyse_spin(rec, nullptr).notes.empty());
+}
+
 // s_lock's result is its sleeps (perform_spin_delay's pg_usleep calls): summed per site and
 // function over the timed entries; a function whose result means nothing has no sleeps.
 TEST(SpinAnalysis, SLockResultsAreSummedAsSleeps) {
