@@ -86,8 +86,8 @@ void expect_whole_outputs(const fs::path& dir) {
 // in 6-8 s each, 25-28 s in CI beside other tests: 1024 tas threads on two CPUs mostly wait
 // for preempted holders after the window closes.)
 std::vector<std::string> many_threads(std::vector<std::string> more) {
-    std::vector<std::string> args = {"--lock=tas", "--threads=128", "--duration=20ms",
-                                     "--trials=1", "--warmup=0"};
+    std::vector<std::string> args = {"--lock=tas", "--threads=128", "--duration=20ms", "--trials=1",
+                                     "--warmup=0"};
     args.insert(args.end(), more.begin(), more.end());
     return args;
 }
