@@ -328,6 +328,14 @@ AcquireCallees acquire_callees(const std::vector<HotFunction>& functions, const 
     AcquireCallees out;
     out.of_function.resize(functions.size());
     std::map<std::string, CallSites> by_name;
+    // The calls that reach function k, by its name or else its address; nullptr if none do.
+    const auto sites_of = [&](std::size_t k) -> const CallSites* {
+        if (auto n = by_name.find(symbol_base(functions[k].name)); n != by_name.end())
+            return &n->second;
+        if (auto t = out.by_target.find(graph.start_of[k]); t != out.by_target.end())
+            return &t->second;
+        return nullptr;
+    };
     for (int depth = 0; depth < 4; ++depth) {
         by_name.clear();
         out.by_target.clear();
@@ -348,11 +356,8 @@ AcquireCallees acquire_callees(const std::vector<HotFunction>& functions, const 
         bool changed = false;
         for (std::size_t k = 0; k < functions.size(); ++k) {
             std::optional<CallSites> sites;
-            if (auto n = by_name.find(symbol_base(functions[k].name)); n != by_name.end())
-                sites = n->second;
-            else if (auto t = out.by_target.find(graph.start_of[k]); t != out.by_target.end())
-                sites = t->second;
-            if (sites && !sites->all_acquire_path) sites.reset();
+            if (const CallSites* found = sites_of(k); found && found->all_acquire_path)
+                sites = *found;
             changed |= sites.has_value() != out.of_function[k].has_value();
             out.of_function[k] = sites;
         }
@@ -361,12 +366,7 @@ AcquireCallees acquire_callees(const std::vector<HotFunction>& functions, const 
     out.phase_of_other.resize(functions.size());
     for (std::size_t k = 0; k < functions.size(); ++k) {
         if (out.of_function[k]) continue;
-        const CallSites* sites = nullptr;
-        if (auto n = by_name.find(symbol_base(functions[k].name)); n != by_name.end())
-            sites = &n->second;
-        else if (auto t = out.by_target.find(graph.start_of[k]); t != out.by_target.end())
-            sites = &t->second;
-        if (sites) out.phase_of_other[k] = sites->phase;
+        if (const CallSites* sites = sites_of(k)) out.phase_of_other[k] = sites->phase;
     }
     return out;
 }

@@ -192,6 +192,17 @@ struct RingBuffer {
     }
 };
 
+// One counter of every buffer in `rings` (RingBuffer::lost, ...), each read under its mutex.
+inline std::uint64_t total_of(const std::vector<std::shared_ptr<RingBuffer>>& rings,
+                              std::uint64_t RingBuffer::*counter) {
+    std::uint64_t total = 0;
+    for (const auto& ring : rings) {
+        std::lock_guard guard(ring->mutex);
+        total += (*ring).*counter;
+    }
+    return total;
+}
+
 // Maps a ring buffer for the sampling event `fd` (taking ownership of fd), shrinking it when
 // locked memory runs out rather than leave the task unsampled. `problem` says what went wrong
 // or had to shrink ("" when nothing did); nullptr when no buffer could be mapped (fd closed).

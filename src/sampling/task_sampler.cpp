@@ -90,12 +90,7 @@ void TaskSampler::stop() {
 }
 
 std::uint64_t TaskSampler::lost() const {
-    std::uint64_t total = 0;
-    for (const auto& ring : rings_) {
-        std::lock_guard guard(ring->mutex);
-        total += ring->lost;
-    }
-    return total;
+    return total_of(rings_, &RingBuffer::lost);
 }
 
 }  // namespace lockprof::sampling

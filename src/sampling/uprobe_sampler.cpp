@@ -428,39 +428,19 @@ std::vector<UprobeSampler::Counts> UprobeSampler::counts() const {
 }
 
 std::uint64_t UprobeSampler::lost() const {
-    std::uint64_t total = 0;
-    for (const auto& ring : rings_) {
-        std::lock_guard guard(ring->mutex);
-        total += ring->lost;
-    }
-    return total;
+    return total_of(rings_, &RingBuffer::lost);
 }
 
 std::uint64_t UprobeSampler::unreadable() const {
-    std::uint64_t total = 0;
-    for (const auto& ring : rings_) {
-        std::lock_guard guard(ring->mutex);
-        total += ring->unreadable;
-    }
-    return total;
+    return total_of(rings_, &RingBuffer::unreadable);
 }
 
 std::uint64_t UprobeSampler::found_full() const {
-    std::uint64_t total = 0;
-    for (const auto& ring : rings_) {
-        std::lock_guard guard(ring->mutex);
-        total += ring->found_full;
-    }
-    return total;
+    return total_of(rings_, &RingBuffer::found_full);
 }
 
 std::uint64_t UprobeSampler::stacks_lost() const {
-    std::uint64_t total = 0;
-    for (const auto& ring : stack_rings_) {
-        std::lock_guard guard(ring->mutex);
-        total += ring->lost;
-    }
-    return total;
+    return total_of(stack_rings_, &RingBuffer::lost);
 }
 
 }  // namespace lockprof::sampling

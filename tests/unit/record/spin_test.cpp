@@ -135,14 +135,20 @@ TEST(SpinAnalysis, PairsPerThreadAndGroupsByCallSite) {
     EXPECT_NE(p.notes[0].find("1 of 4 entries had not returned"), std::string::npos);
 }
 
-TEST(SpinAnalysis, LostRecordsAreSaid) {
+// s_lock probed in /x, one call recorded (entry and return) of `kernel_entries` counted.
+SpinRecording one_recorded_call(std::uint64_t kernel_entries) {
     SpinRecording rec;
     SpinProbe probe;
     probe.function = "s_lock";
     probe.path = "/x";
     rec.probes.push_back(probe);
-    rec.kernel_entries = {5};
+    rec.kernel_entries = {kernel_entries};
     rec.hits = {entry(1, 10, 1, 0, ""), ret(1, 20)};
+    return rec;
+}
+
+TEST(SpinAnalysis, LostRecordsAreSaid) {
+    SpinRecording rec = one_recorded_call(5);
     rec.hits[0].file.clear();
     rec.lost = 8;  // the kernel's PERF_RECORD_LOST counts, entries and returns together
     const auto p = analyse_spin(rec, nullptr);
@@ -161,13 +167,7 @@ TEST(SpinAnalysis, LostRecordsAreSaid) {
 // is why the lost count can be lower than the entries missing (CliRecordIntegrity reads it),
 // the second a disagreement between the kernel and lockprof that must not pass in silence.
 TEST(SpinAnalysis, FullBuffersAndUnreadableRecordsAreSaid) {
-    SpinRecording rec;
-    SpinProbe probe;
-    probe.function = "s_lock";
-    probe.path = "/x";
-    rec.probes.push_back(probe);
-    rec.kernel_entries = {1};
-    rec.hits = {entry(1, 10, 1, 0, ""), ret(1, 20)};
+    SpinRecording rec = one_recorded_call(1);
     rec.found_full = 3;
     rec.unreadable = 2;
     const auto p = analyse_spin(rec, nullptr);
