@@ -70,9 +70,11 @@ neoverse-n1)
     step multiplex "$lp" --lock tas@llsc "${local_loop[@]}" --trials 1 --duration 400ms \
         --event cycles,instructions,stxr_fail,stxr_pass,strex,ldrex,bus_access,mem_access,arm_n1::INST_RETIRED,arm_n1::CPU_CYCLES,arm_n1::BR_RETIRED,arm_n1::INST_SPEC \
         -o "$out/multiplex.json"
-    # Four threads on two CPUs: holders are preempted and waiters spin, so the acquire loop
-    # gathers the cycles samples (tests/arm-system/check.py says how much that is under QEMU).
-    step sample "$lp" --lock tas@llsc --threads 4 --delay none --duration 300ms --trials 1 \
+    # Four threads on one CPU, 200 instructions held: the guest's scheduler preempts holders
+    # and waiters spin, so the acquire loop gathers the cycles samples, as many as the counted
+    # instructions say (tests/arm-system/check.py).
+    step sample "$lp" --lock tas@llsc --threads 4 --pin 0 --critical-ins 200 --shared-lines 0 \
+        --delay none --duration 1s --trials 1 \
         --event cycles,instructions --sample-event cycles --sampler perf --annotate-top 1 \
         --samples-out "$out/samples.json" -o "$out/sample.json"
     step record "$lp" record --event cycles,instructions --sample-event cycles \
