@@ -305,9 +305,9 @@ def check_neoverse_n1(stage, build, native):
     expect(share, f"no acquire-loop share in the annotation:\n{out}")
     # Four threads on one CPU, each holding the lock for 200 instructions of critical work:
     # the guest's scheduler preempts holders at its ticks, in virtual time under icount, and
-    # the waiters spin out their turns. Unlike threads on two vCPUs, whose contention depends
-    # on where QEMU's turns between vCPUs fall (one CI run spun so little that the loop
-    # harness got 55% of the samples), this does not change with the host's speed.
+    # the waiters spin out their turns. Threads on two vCPUs contend as QEMU interleaves the
+    # vCPUs, which the guest does not control: one CI run spun so little that the loop
+    # harness got 55% of the samples (16 runs here: 60-100% in the acquire loop).
     phases = re.search(r"measured loop by phase \(of all samples\): (.*)", out)
     expect(phases, f"no phase breakdown in the annotation:\n{out}")
     by_phase = {name.strip(): float(pct) for name, pct in
