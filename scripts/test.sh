@@ -7,8 +7,9 @@
 # stage (cross build, qemu-user; scripts/test-aarch64.sh) and then the emulated arm64 system
 # stage (a real kernel PMU driver under qemu-system-aarch64; scripts/test-arm-system.sh) run in
 # the background (scripts/lib/aarch64-stages.sh), their output kept in build/aarch64-stages.log
-# and printed at the end. The tests' own code compiles -Og (-O0 with clang) in every build
-# (tests/CMakeLists.txt says which parts keep the build's flags).
+# and printed at the end. The tests' own code compiles -O0 in every build (tests/CMakeLists.txt
+# says which parts keep the build's flags). The ASan stage runs the main build's CLI and
+# integration test programs against its own lockprof (LOCKPROF_TEST_BIN).
 #   LOCKPROF_SKIP_SANITIZERS=1 scripts/test.sh   skips the sanitizer builds (local iteration)
 #   LOCKPROF_SKIP_FUZZ=1 scripts/test.sh         skips the fuzz stage
 #   LOCKPROF_SKIP_AARCH64=1 scripts/test.sh      skips both aarch64 stages
@@ -123,11 +124,14 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     dir="$root/build-san-${sanitizer%%,*}"
     # Under ASan+UBSan the binary itself too: the CLI and integration tests (the fault battery,
     # PostgreSQL, perf.data, pprof, Chromium) run it, so every command's own code (parsing,
-    # write-out, interrupts, record) is checked, not only the units. The test programs' own
-    # code gets ASan only (tests/CMakeLists.txt says why). TSan checks the threaded units
-    # (trials, samplers); a TSan lockprof would mostly re-run them.
+    # write-out, interrupts, record) is checked, not only the units. Those tests are the main
+    # build's programs, pointed at this build's lockprof (LOCKPROF_TEST_BIN,
+    # tests/support/lockprof_under_test.hpp): what they check is lockprof's code, which they
+    # run as a separate process, so compiling their own code again under ASan checked only the
+    # drivers (about 100 s of compile jobs here). The unit tests link lockprof's libraries and
+    # are built here; their own code gets ASan only (tests/CMakeLists.txt says why). TSan
+    # checks the threaded units (trials, samplers); a TSan lockprof would mostly re-run them.
     targets=(lockprof_unit_tests)
-    labels=unit
     # Both with clang. ASan+UBSan also makes the fuzz stage's targets (LOCKPROF_FUZZ): one build
     # of 444 s where there were two (GCC's ASan build, 543 s, and the fuzz stage's own, about
     # 260 s; the 2-core VM, clean builds). clang compiled a library batch with ASan+UBSan in 57 s
@@ -141,13 +145,12 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
       -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fdebug-info-for-profiling")
     compiler=(env -u CXXFLAGS)
     if [[ $sanitizer == address,undefined ]]; then
-      targets+=(lockprof lockprof_cli_tests lockprof_integration_tests)
-      labels="unit|cli|integration"
+      targets+=(lockprof)
       configure+=(-DLOCKPROF_FUZZ=ON)
       [[ ${LOCKPROF_SKIP_FUZZ:-0} == 1 ]] || targets+=(fuzz_targets)
     fi
     stage "sanitizer ${sanitizer%%,*}"
-    echo "== tests under -fsanitize=$sanitizer (labels $labels) =="
+    echo "== tests under -fsanitize=$sanitizer =="
     # A folder configured by an earlier version of this script with the other compiler:
     # CMake cannot change a configured folder's compiler, so it is configured anew.
     if [[ -f $dir/CMakeCache.txt ]]; then
@@ -162,7 +165,12 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     runner=()
     # TSan needs the address space layout it expects; ASLR-heavy kernels break it.
     if [[ $sanitizer == thread ]] && command -v setarch >/dev/null; then runner=(setarch "$(uname -m)" -R); fi
-    "${runner[@]}" ctest --test-dir "$dir" -L "$labels" --output-on-failure -j "$jobs"
+    "${runner[@]}" ctest --test-dir "$dir" -L unit --output-on-failure -j "$jobs"
+    if [[ $sanitizer == address,undefined ]]; then
+      echo "== CLI and integration tests against the -fsanitize=$sanitizer lockprof =="
+      LOCKPROF_TEST_BIN="$dir/lockprof" ctest --test-dir "$root/build" -L "cli|integration" \
+        --output-on-failure -j "$jobs"
+    fi
   done
 fi
 

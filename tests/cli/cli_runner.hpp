@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "support/lockprof_under_test.hpp"
 #include "support/temp_dir.hpp"
 
 namespace lockprof::test {

@@ -9,6 +9,8 @@
 # Prints one line per assertion; exits 1 at the end if any failed.
 set -uo pipefail
 lockprof=${1:?usage: demo_test.sh LOCKPROF}
+# The binary under test, as the CLI tests choose it (tests/support/lockprof_under_test.hpp).
+lockprof=${LOCKPROF_TEST_BIN:-$lockprof}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 demo="$root/scripts/demo.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/demo-test.XXXXXX")

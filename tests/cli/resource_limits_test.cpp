@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include "cli/cli_runner.hpp"
-#include "support/sanitizers.hpp"
 
 using lockprof::test::CliResult;
+using lockprof::test::lockprof_bin_has_asan;
 using lockprof::test::read_all;
 using lockprof::test::shell_quote;
 using lockprof::test::TempDir;
@@ -102,10 +102,9 @@ bool perf_refused_otherwise(const CliResult& r, const std::string& expected) {
 }
 
 TEST(ResourceLimits, TooFewDescriptorsForThreadsTimesEventsDegradesWithOneLine) {
-#if defined(LOCKPROF_TEST_ASAN)
-    GTEST_SKIP() << "under the sanitizers a process out of descriptors gets false reports: "
-                    "UBSan's vptr check tests memory with a pipe(), which then fails";
-#endif
+    if (lockprof_bin_has_asan())
+        GTEST_SKIP() << "under the sanitizers a process out of descriptors gets false reports: "
+                        "UBSan's vptr check tests memory with a pipe(), which then fails";
     TempDir dir;
     const auto r = run_limited(
         "", "ulimit -n 64",
@@ -130,10 +129,9 @@ TEST(ResourceLimits, TooFewDescriptorsForThreadsTimesEventsDegradesWithOneLine) 
 }
 
 TEST(ResourceLimits, TooFewDescriptorsForSamplersDegradesWithOneNote) {
-#if defined(LOCKPROF_TEST_ASAN)
-    GTEST_SKIP() << "under the sanitizers a process out of descriptors gets false reports: "
-                    "UBSan's vptr check tests memory with a pipe(), which then fails";
-#endif
+    if (lockprof_bin_has_asan())
+        GTEST_SKIP() << "under the sanitizers a process out of descriptors gets false reports: "
+                        "UBSan's vptr check tests memory with a pipe(), which then fails";
     TempDir dir;
     const auto r = run_limited(
         "", "ulimit -n 64",

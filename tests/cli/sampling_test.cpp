@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.hpp"
-#include "support/sanitizers.hpp"
 
 using lockprof::test::folded_stack_lines;
 using lockprof::test::occurrences;
@@ -68,11 +67,10 @@ std::map<std::string, double> phase_shares(const std::string& block) {
 // path at 49.6%): there acquiring must be the largest phase, elsewhere over half of all.
 void expect_mostly_acquiring(const std::string& block) {
     const double path = acquire_path_share(block);
-#if defined(LOCKPROF_TEST_ASAN)
-    EXPECT_GT(path, 0.0) << block;
-#else
-    EXPECT_GT(path, 50.0) << block;
-#endif
+    if (lockprof::test::lockprof_bin_has_asan())
+        EXPECT_GT(path, 0.0) << block;
+    else
+        EXPECT_GT(path, 50.0) << block;
     for (const auto& [phase, share] : phase_shares(block)) {
         if (phase.starts_with("acquire")) continue;
         EXPECT_GT(path, share) << phase << ": " << block;
@@ -123,10 +121,9 @@ TEST(CliSampling, TasSamplesLandOnItsExchangeLoop) {
     EXPECT_GE(sampled_loop_lines(r.block), 1) << r.block;
     EXPECT_NE(r.block.find("measured_loop<TasLock<"), std::string::npos) << r.block;
     if (r.arch != "x86_64") GTEST_SKIP() << "instruction names checked on x86_64 only";
-#if defined(LOCKPROF_TEST_ASAN)
-    GTEST_SKIP() << "instruction names checked in the uninstrumented builds: the sanitizers "
-                    "add code to the acquire loop, whose hottest rows then show it instead";
-#endif
+    if (lockprof::test::lockprof_bin_has_asan())
+        GTEST_SKIP() << "instruction names checked in the uninstrumented builds: the sanitizers "
+                        "add code to the acquire loop, whose hottest rows then show it instead";
     EXPECT_NE(r.block.find("xchg"), std::string::npos) << r.block;
     EXPECT_NE(r.block.find("pause"), std::string::npos) << r.block;
 }
@@ -165,12 +162,11 @@ TEST(CliSampling, CasSamplesLandOnItsCompareExchange) {
     ASSERT_EQ(r.cli.exit_code, 0) << r.cli.err;
     ASSERT_FALSE(r.block.empty()) << r.cli.out;
     expect_mostly_acquiring(r.block);
-#if defined(LOCKPROF_TEST_ASAN)
-    GTEST_SKIP() << "the retry loop's rows and instruction names are checked in the "
-                    "uninstrumented builds: the sanitizers add code to the acquire path, and "
-                    "under ASan at 2 threads cas's samples land on its first attempt, before "
-                    "the retry loop (0.0% in the loop, 76% on the acquire path)";
-#endif
+    if (lockprof::test::lockprof_bin_has_asan())
+        GTEST_SKIP() << "the retry loop's rows and instruction names are checked in the "
+                        "uninstrumented builds: the sanitizers add code to the acquire path, and "
+                        "under ASan at 2 threads cas's samples land on its first attempt, before "
+                        "the retry loop (0.0% in the loop, 76% on the acquire path)";
     EXPECT_GE(sampled_loop_lines(r.block), 1) << r.block;
     if (r.arch != "x86_64") GTEST_SKIP() << "instruction names checked on x86_64 only";
     EXPECT_NE(r.block.find("lock cmpxchg"), std::string::npos) << r.block;
@@ -283,12 +279,11 @@ TEST(CliSampling, FlamegraphLeavesSayWhereInTheLoopTheTimeWent) {
         if (line.find(";acquire loop;") != std::string::npos ||
             leaf.substr(leaf.rfind(';') + 1).starts_with("__aarch64_swp"))
             loop += weight;
-#if defined(LOCKPROF_TEST_ASAN)
         // clang's ASan code puts the first exchange before the loop and its shadow checks in
         // it: a third to a half of the samples land on that first exchange, still acquiring.
-        else if (line.find(";acquire (outside the loop);") != std::string::npos)
+        else if (lockprof::test::lockprof_bin_has_asan() &&
+                 line.find(";acquire (outside the loop);") != std::string::npos)
             loop += weight;
-#endif
     }
     EXPECT_GT(loop * 2, total) << folded.substr(0, 2000);
     EXPECT_NE(r.out.find("measured loop by phase (of all samples): acquire loop "),

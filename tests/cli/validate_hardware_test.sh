@@ -10,6 +10,8 @@
 set -uo pipefail
 mode=${1:?usage: validate_hardware_test.sh quick|check|several LOCKPROF}
 lockprof=${2:?usage: validate_hardware_test.sh quick|check|several LOCKPROF}
+# The binary under test, as the CLI tests choose it (tests/support/lockprof_under_test.hpp).
+lockprof=${LOCKPROF_TEST_BIN:-$lockprof}
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 script="$root/scripts/validate-hardware.sh"
 fixtures="$root/tests/cli/fixtures/validate"

@@ -164,6 +164,8 @@ def check_app(lockprof, cache):
 
 def main():
     lockprof, cache = sys.argv[1:3]
+    # The binary under test, as the CLI tests choose it (tests/support/lockprof_under_test.hpp).
+    lockprof = os.environ.get("LOCKPROF_TEST_BIN") or lockprof
     if "--app" in sys.argv[3:]:
         return check_app(lockprof, cache)
     try:
