@@ -88,6 +88,14 @@ std::string arch_of(const std::filesystem::path& result) {
     return nlohmann::json::parse(read_all(result))["provenance"]["arch"];
 }
 
+// The runs of the tests below that check where samples land and what the outputs make of them
+// leave out the plain twins (docs/sampling.md, "observer effect"), which double a sampled run's
+// trials and add nothing to what those tests check; the twins are the subject of
+// ObserverEffectIsMeasuredBesideEverySampledCell, and the tests of the default terminal
+// (ExplanationByDefaultWhenSampling, TerminalLeadsWithTheExplanationAndAShortAnnotationPerLock)
+// keep them, as a user's run does.
+constexpr const char* kNoTwins = "--no-perturbation-check";
+
 struct SampledRun {
     lockprof::test::CliResult cli;
     std::string block;
@@ -100,7 +108,8 @@ SampledRun sampled_run(const std::string& lock, const std::vector<std::string>& 
                                      "--threads",     "2",
                                      "--duration",    "600ms",
                                      "--trials",      "1",
-                                     "--samples-out", (dir / "samples.json").string()};
+                                     "--samples-out", (dir / "samples.json").string(),
+                                     kNoTwins};
     args.insert(args.end(), extra.begin(), extra.end());
     SampledRun r;
     r.cli = run_lockprof(args);
@@ -193,8 +202,8 @@ TEST(CliSampling, SavedSamplesReRenderAndResultFileStaysSmall) {
     TempDir dir;
     const auto r =
         run_lockprof({"--lock", "tas,ttas", "--threads", "2", "--duration", "400ms", "--trials",
-                      "2", "--sample", "--samples-out", (dir / "samples.json").string(), "--output",
-                      (dir / "run.json").string(), "--annotate-top", "3"});
+                      "2", kNoTwins, "--sample", "--samples-out", (dir / "samples.json").string(),
+                      "--output", (dir / "run.json").string(), "--annotate-top", "3"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     // --output leaves raw samples out, keeps how they were taken.
     const auto run = nlohmann::json::parse(read_all(dir / "run.json"));
@@ -243,8 +252,8 @@ TEST(CliSampling, FoldedStacksWithInstructionLeaves) {
     TempDir dir;
     const auto r =
         run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "300ms", "--trials", "1",
-                      "--quiet", "--folded", (dir / "out.folded").string(), "--leaf", "instruction",
-                      "--flamegraph", (dir / "out.svg").string()});
+                      kNoTwins, "--quiet", "--folded", (dir / "out.folded").string(), "--leaf",
+                      "instruction", "--flamegraph", (dir / "out.svg").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string folded = folded_stack_lines(read_all(dir / "out.folded"));
     ASSERT_FALSE(folded.empty());
@@ -259,8 +268,9 @@ TEST(CliSampling, FoldedStacksWithInstructionLeaves) {
 // threads spin in its acquire loop, and the annotation gives each phase's share.
 TEST(CliSampling, FlamegraphLeavesSayWhereInTheLoopTheTimeWent) {
     TempDir dir;
-    const auto r = run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "300ms",
-                                 "--trials", "1", "--folded", (dir / "out.folded").string()});
+    const auto r =
+        run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "300ms", "--trials", "1",
+                      kNoTwins, "--folded", (dir / "out.folded").string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string folded = folded_stack_lines(read_all(dir / "out.folded"));
     const std::regex phased(
@@ -290,9 +300,9 @@ TEST(CliSampling, FlamegraphLeavesSayWhereInTheLoopTheTimeWent) {
               std::string::npos)
         << r.out;
 
-    const auto functions =
-        run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "100ms", "--trials", "1",
-                      "--quiet", "--folded", (dir / "f.folded").string(), "--leaf", "function"});
+    const auto functions = run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "100ms",
+                                         "--trials", "1", kNoTwins, "--quiet", "--folded",
+                                         (dir / "f.folded").string(), "--leaf", "function"});
     ASSERT_EQ(functions.exit_code, 0) << functions.err;
     const std::string plain = read_all(dir / "f.folded");
     EXPECT_EQ(plain.find(";acquire loop"), std::string::npos) << plain;
@@ -319,8 +329,8 @@ TEST(CliSampling, ReleaseBuildStacksEndInTheAcquireLoop) {
     using lockprof::test::shell_quote;
     const auto r = lockprof::test::shell(
         shell_quote(release) +
-        " --lock tas,cas --threads 2 --duration 500ms --trials 1 --no-explain --folded " +
-        shell_quote((dir / "out.folded").string()) + " --flamegraph " +
+        " --lock tas,cas --threads 2 --duration 500ms --trials 1 --no-explain " + kNoTwins +
+        " --folded " + shell_quote((dir / "out.folded").string()) + " --flamegraph " +
         shell_quote((dir / "out.svg").string()) + " --speedscope " +
         shell_quote((dir / "out.speedscope.json").string()));
     ASSERT_EQ(r.status, 0) << r.err;
@@ -387,7 +397,7 @@ TEST(CliSampling, WithoutObjdumpTheRunSaysSoOnceAndKeepsFunctionShares) {
     const auto r =
         lockprof::test::run_lockprof_with_env({"PATH=" + (dir / "empty-path").string()},
                                               {"--lock", "tas,cas", "--threads", "2", "--duration",
-                                               "300ms", "--trials", "1", "--sample"});
+                                               "300ms", "--trials", "1", kNoTwins, "--sample"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(occurrences(r.out, "objdump is missing"), 1) << r.out;
     const auto at = r.out.find("warning: objdump is missing: 'objdump' cannot be run here");
@@ -411,8 +421,9 @@ TEST(CliSampling, AnUnusableObjdumpIsReportedAndTheRunCompletes) {
     const auto fake = dir / "objdump";
     std::ofstream(fake) << "#!/bin/sh\necho 'objdump: cannot disassemble this' >&2\nexit 1\n";
     std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
-    const auto r = run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "200ms",
-                                 "--trials", "1", "--sample", "--objdump", fake.string()});
+    const auto r =
+        run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "200ms", "--trials", "1",
+                      kNoTwins, "--sample", "--objdump", fake.string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string block = section(r.out, "Annotation: tas, 2 threads");
     EXPECT_NE(block.find("measured_loop<TasLock<"), std::string::npos) << block;
@@ -425,9 +436,9 @@ TEST(CliSampling, AnUnusableObjdumpIsReportedAndTheRunCompletes) {
 TEST(CliSampling, AnnotateReadsACopiedBinaryWithTheRecordedBuildId) {
     TempDir dir;
     const auto samples = dir / "samples.json";
-    const auto live =
-        run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "300ms", "--trials", "1",
-                      "--sample", "--samples-out", samples.string(), "--annotate-top", "3"});
+    const auto live = run_lockprof({"--lock", "tas", "--threads", "2", "--duration", "300ms",
+                                    "--trials", "1", kNoTwins, "--sample", "--samples-out",
+                                    samples.string(), "--annotate-top", "3"});
     ASSERT_EQ(live.exit_code, 0) << live.err;
     // The run's lockprof, as if it had run elsewhere: its recorded path does not exist here.
     auto doc = nlohmann::json::parse(read_all(samples));
