@@ -120,3 +120,21 @@ TEST(CliVersion, TheBuildTakesTheRevisionFromTheTreeAsItIsNow) {
 }
 
 }  // namespace
+
+// The CLI tests ask the binary under test whether it has ASan (its --version lists its flags;
+// tests/support/lockprof_under_test.hpp), and take the instrumented build's looser checks and
+// skips when it has. Told apart here by another sign, ASan's runtime in the binary's symbols,
+// for this build's binary and for the instrumented one scripts/test.sh points them at.
+TEST(CliVersion, TheTestsTellAnInstrumentedBinaryFromAnother) {
+    const auto r = run_lockprof({"--version"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\nflags: "), std::string::npos) << r.out;
+    if (find_program({"nm"}).empty()) GTEST_SKIP() << "nm (binutils) is not installed";
+    const auto symbols = shell("nm -- " + shell_quote(lockprof::test::lockprof_bin()) +
+                               " | grep -c ' __asan_init$'");
+    ASSERT_FALSE(symbols.out.empty()) << symbols.err;
+    const bool runtime = std::stoi(symbols.out) > 0;
+    EXPECT_EQ(lockprof::test::lockprof_bin_has_asan(), runtime)
+        << lockprof::test::lockprof_bin() << ":\n"
+        << r.out;
+}
