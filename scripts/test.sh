@@ -139,10 +139,19 @@ if [[ "${LOCKPROF_SKIP_SANITIZERS:-0}" != 1 ]]; then
     # (96 s of CPU), where GCC's stage took 271-299 s and 474-477 s of CPU in CI. Line tables
     # and inline chains are what the symbol tests read: -gline-tables-only writes them, and
     # -fdebug-info-for-profiling adds the functions' linkage names, which the loop phases need
-    # (57 s against 71 s with -g). -O1 keeps the instrumented builds and their tests quick.
-    # CXXFLAGS is left out: it holds GCC's -fno-var-tracking-assignments.
+    # (57 s against 71 s with -g). ASan's build is -O1: its CLI and integration tests spend
+    # their time in lockprof's own code (symbols, annotation, write-out), and with the libraries
+    # at -O0 they took 634 s of CPU against 355 s, more than the build saved. TSan's is -O0: it
+    # runs the unit tests only, whose threads run timed trials. At -O0 its build took 129 s of
+    # CPU and its tests 127 s (the idle 2-core VM, one after the other), where the stage at -O1
+    # took 290 s in a clean-clone run, 110 s of them the tests (rerun on the idle VM). Without
+    # inlining one test skips there, the resolver's inline chains against libdw's walk, which
+    # the first build's tests run. CXXFLAGS is left out: it holds GCC's
+    # -fno-var-tracking-assignments.
+    optimise=-O1
+    [[ $sanitizer == thread ]] && optimise=-O0
     configure=(-DCMAKE_CXX_COMPILER=clang++
-      -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fdebug-info-for-profiling")
+      -DCMAKE_CXX_FLAGS="$optimise -gline-tables-only -fdebug-info-for-profiling")
     compiler=(env -u CXXFLAGS)
     if [[ $sanitizer == address,undefined ]]; then
       targets+=(lockprof)
