@@ -59,6 +59,14 @@ inline CliResult run_lockprof_with_env(const std::vector<std::string>& env,
     return run_lockprof_in(args, "", env);
 }
 
+// Whether the binary under test (support/lockprof_under_test.hpp) is built with AddressSanitizer:
+// its `--version` lists -fsanitize=address among its flags. Asked once per test program.
+inline bool lockprof_bin_has_asan() {
+    static const bool asan =
+        run_lockprof({"--version"}).out.find("-fsanitize=address") != std::string::npos;
+    return asan;
+}
+
 // The first of `names` found on PATH, "" when none is.
 inline std::string find_program(const std::vector<std::string>& names) {
     for (const auto& name : names)
